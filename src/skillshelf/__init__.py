@@ -1,0 +1,89 @@
+"""skillshelf — Agent Skills for LLM agents: discover, validate, catalog, search and read skills.
+
+The public surface is exactly ``__all__``; everything else is private. Names are imported
+lazily so that ``import skillshelf`` stays cheap (YAML and the rest load on first use).
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "CatalogEntry",
+    "Changes",
+    "Diagnostic",
+    "FileAccessError",
+    "FileContent",
+    "Manifest",
+    "Repository",
+    "SearchHit",
+    "SkillNotFoundError",
+    "Shadowed",
+    "Skill",
+    "SkillshelfError",
+    "Skipped",
+    "ToolError",
+    "UsageError",
+    "__version__",
+    "parse_skill_md",
+    "read_skill_file",
+    "render_catalog",
+    "safe_join",
+    "validate_path",
+]
+
+_LAZY = {
+    "CatalogEntry": "skillshelf.catalog",
+    "render_catalog": "skillshelf.catalog",
+    "Diagnostic": "skillshelf.diagnostics",
+    "FileAccessError": "skillshelf.errors",
+    "SkillNotFoundError": "skillshelf.errors",
+    "SkillshelfError": "skillshelf.errors",
+    "ToolError": "skillshelf.errors",
+    "UsageError": "skillshelf.errors",
+    "Manifest": "skillshelf.manifest",
+    "FileContent": "skillshelf.paths",
+    "read_skill_file": "skillshelf.paths",
+    "safe_join": "skillshelf.paths",
+    "Changes": "skillshelf.repository",
+    "Repository": "skillshelf.repository",
+    "Shadowed": "skillshelf.repository",
+    "Skipped": "skillshelf.repository",
+    "SearchHit": "skillshelf.search",
+    "Skill": "skillshelf.skill",
+    "parse_skill_md": "skillshelf.skill",
+    "validate_path": "skillshelf.validate",
+}
+
+if TYPE_CHECKING:
+    from skillshelf.catalog import CatalogEntry, render_catalog
+    from skillshelf.diagnostics import Diagnostic
+    from skillshelf.errors import (
+        FileAccessError,
+        SkillNotFoundError,
+        SkillshelfError,
+        ToolError,
+        UsageError,
+    )
+    from skillshelf.manifest import Manifest
+    from skillshelf.paths import FileContent, read_skill_file, safe_join
+    from skillshelf.repository import Changes, Repository, Shadowed, Skipped
+    from skillshelf.search import SearchHit
+    from skillshelf.skill import Skill, parse_skill_md
+    from skillshelf.validate import validate_path
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'skillshelf' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(__all__)

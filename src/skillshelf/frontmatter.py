@@ -1,0 +1,387 @@
+"""SKILL.md text → (frontmatter mapping, body), with line-numbered errors.
+
+This is the only module that sees raw YAML. Every scalar is loaded as a *string* (no implicit
+typing: ``version: 1.10`` stays ``"1.10"``, ``yes`` stays ``"yes"``), which is what skills-ref's
+strictyaml does and what the manifest layer expects; it decides what each key means.
+
+Two splitting rules exist:
+
+* ``lenient`` (runtime default): the first line is ``---`` (a UTF-8 BOM and CRLF line ends are
+  accepted); the frontmatter ends at the next line that is exactly ``---``. Anything a YAML
+  *safe* loader accepts is accepted; tags that would build objects are refused.
+* ``strict``: skills-ref 0.1.1's rules to the letter — the text must start with ``---``, is split
+  on the first two ``---`` anywhere, the body is stripped, and the YAML must be of the subset
+  strictyaml accepts (no flow collections, anchors, aliases, tags or duplicate keys).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Final, Literal
+
+import yaml
+
+__all__ = [
+    "Frontmatter",
+    "FrontmatterError",
+    "Mode",
+    "YamlValue",
+    "decode_skill_md",
+    "parse_frontmatter",
+]
+
+Mode = Literal["lenient", "strict"]
+YamlValue = str | list["YamlValue"] | dict[str, "YamlValue"]
+
+_BOM: Final = "\ufeff"
+# Aliases can make a tiny document describe an exponentially large value ("billion laughs");
+# a frontmatter never legitimately needs more nodes than this.
+MAX_YAML_NODES: Final = 10_000
+
+_STR_TAG: Final = "tag:yaml.org,2002:str"
+_SCALAR_TAGS: Final = frozenset(
+    f"tag:yaml.org,2002:{t}" for t in ("str", "int", "float", "bool", "null", "timestamp")
+)
+_MAP_TAGS: Final = frozenset({"tag:yaml.org,2002:map", "tag:yaml.org,2002:omap"})
+_SEQ_TAGS: Final = frozenset({"tag:yaml.org,2002:seq"})
+
+
+class FrontmatterError(Exception):
+    """The frontmatter could not be read.
+
+    Attributes:
+        code: Stable diagnostic code (``frontmatter.missing``, ``frontmatter.yaml``, …).
+        message: Human-readable explanation (skills-ref's wording where it has one).
+        line: 1-based line of the SKILL.md where the problem is, if known.
+    """
+
+    def __init__(self, code: str, message: str, *, line: int | None = None) -> None:
+        self.code = code
+        self.message = message
+        self.line = line
+        super().__init__(message)
+
+
+@dataclass(frozen=True, slots=True)
+class Frontmatter:
+    """A parsed SKILL.md.
+
+    Attributes:
+        data: The frontmatter mapping; leaves are strings.
+        body: The Markdown after the closing fence (stripped in strict mode, as skills-ref does).
+        lines: 1-based line of each top-level key in the file.
+        text: The frontmatter YAML exactly as written (between the fences).
+        duplicate_keys: Keys given more than once (lenient mode keeps the last value).
+    """
+
+    data: dict[str, YamlValue]
+    body: str
+    lines: dict[str, int] = field(default_factory=dict)
+    text: str = ""
+    duplicate_keys: tuple[str, ...] = ()
+
+
+def decode_skill_md(raw: bytes, *, mode: Mode = "lenient") -> tuple[str, FrontmatterError | None]:
+    """Decode SKILL.md bytes as UTF-8 and normalise line ends to ``\\n``.
+
+    Lenient mode strips a UTF-8 BOM and decodes invalid UTF-8 with replacement characters,
+    returning the problem alongside the text so the caller can report it; strict mode refuses.
+
+    Raises:
+        FrontmatterError: ``file.binary`` for a NUL byte; ``file.encoding`` (strict mode) for
+            invalid UTF-8.
+    """
+    if b"\x00" in raw:
+        raise FrontmatterError("file.binary", "SKILL.md is a binary file, not UTF-8 text")
+    problem = None
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = raw.count(b"\n", 0, exc.start) + 1
+        problem = FrontmatterError(
+            "file.encoding",
+            f"SKILL.md is not valid UTF-8 (byte 0x{raw[exc.start]:02x} at offset {exc.start})",
+            line=line,
+        )
+        if mode == "strict":
+            raise problem from None
+        text = raw.decode("utf-8", errors="replace")
+    if mode == "lenient" and text.startswith(_BOM):
+        text = text[1:]
+    if "\r" in text:
+        # Universal newlines, like Path.read_text (which skills-ref uses).
+        text = text.replace("\r\n", "\n").replace("\r", "\n")
+    return text, problem
+
+
+def parse_frontmatter(text: str, *, mode: Mode = "lenient") -> Frontmatter:
+    """Split a decoded SKILL.md into frontmatter and body and load the YAML.
+
+    Raises:
+        FrontmatterError: with codes ``frontmatter.missing``, ``frontmatter.unclosed``,
+            ``frontmatter.yaml``, ``frontmatter.tag``, ``frontmatter.too_complex`` or
+            ``frontmatter.not_mapping``.
+    """
+    if mode == "strict":
+        fm_text, body = _split_strict(text)
+        first_line = 1  # strict frontmatter text starts right after '---' on line 1
+    else:
+        fm_text, body = _split_lenient(text)
+        first_line = 2
+    fast = _parse_simple(fm_text)
+    if fast is not None:
+        data, key_rows = fast
+        lines = {k: row + first_line for k, row in key_rows.items()}
+        return Frontmatter(data=data, body=body, lines=lines, text=fm_text)
+    return _parse_yaml(fm_text, body, first_line=first_line, strict=mode == "strict")
+
+
+def _split_strict(text: str) -> tuple[str, str]:
+    if not text.startswith("---"):
+        raise FrontmatterError(
+            "frontmatter.missing", "SKILL.md must start with YAML frontmatter (---)", line=1
+        )
+    parts = text.split("---", 2)
+    if len(parts) < 3:
+        raise FrontmatterError(
+            "frontmatter.unclosed", "SKILL.md frontmatter not properly closed with ---", line=1
+        )
+    return parts[1], parts[2].strip()
+
+
+def _split_lenient(text: str) -> tuple[str, str]:
+    first_end = text.find("\n")
+    first = text if first_end < 0 else text[:first_end]
+    if first.rstrip() != "---":
+        raise FrontmatterError(
+            "frontmatter.missing", "SKILL.md must start with YAML frontmatter (---)", line=1
+        )
+    match = _CLOSING_FENCE.search(text, first_end)
+    if first_end < 0 or match is None:
+        raise FrontmatterError(
+            "frontmatter.unclosed", "SKILL.md frontmatter not properly closed with ---", line=1
+        )
+    return text[first_end + 1 : match.start() + 1], text[match.end() :]
+
+
+_CLOSING_FENCE: Final = re.compile(r"\n---[ \t]*(?:\n|\Z)")
+
+# --- fast path -------------------------------------------------------------------------------
+# Most frontmatter is flat `key: value` lines plus one nested `metadata:` map. Parsing those by
+# hand is ~10x faster than libyaml and matters at 10,000 skills. Anything the simple grammar does
+# not recognise returns None and goes through the YAML loader, so results never differ.
+
+_PLAIN_FORBIDDEN_START: Final = frozenset("-?:,[]{}#&*!|>'\"%@`")
+
+
+def _simple_key(key: str) -> bool:
+    return bool(key) and key.isascii() and key[0] != "-" and key.replace("-", "_").isidentifier()
+
+
+def _simple_scalar(value: str) -> str | None:
+    if not value:
+        return ""
+    first = value[0]
+    if first == '"' or first == "'":
+        if len(value) < 2 or value[-1] != first:
+            return None
+        inner = value[1:-1]
+        if first in inner or "\\" in inner or not inner.isprintable():
+            return None
+        return inner
+    if first in _PLAIN_FORBIDDEN_START or value[-1] == ":":
+        return None
+    if ": " in value or " #" in value or not value.isprintable():
+        return None
+    return value
+
+
+def _parse_simple(fm_text: str) -> tuple[dict[str, YamlValue], dict[str, int]] | None:
+    data: dict[str, YamlValue] = {}
+    rows: dict[str, int] = {}
+    submap: dict[str, YamlValue] | None = None  # the map an indented line may add to
+    open_key = ""  # a top-level key written with no value: it may own a submap
+    row = -1
+    for line in fm_text.split("\n"):
+        row += 1
+        line = line.rstrip(" ")
+        if not line or line.lstrip(" ")[0] == "#":
+            continue
+        nested = line[0] == " "
+        if nested:
+            if not open_key or not line.startswith("  ") or line[2] == " ":
+                return None
+            line = line[2:]
+        key, sep, value = line.partition(": ")
+        if not sep:
+            if line[-1] != ":":
+                return None
+            key, value = line[:-1], ""
+        elif not value.strip(" "):
+            return None
+        value = value.lstrip(" ")
+        scalar = _simple_scalar(value)
+        if scalar is None or not _simple_key(key):
+            return None
+        if nested:
+            if not sep:
+                return None
+            if submap is None:
+                submap = {}
+                data[open_key] = submap
+            if key in submap:
+                return None
+            submap[key] = scalar
+            continue
+        if key in data:
+            return None
+        data[key] = scalar
+        rows[key] = row
+        open_key, submap = ("" if sep else key), None
+    return data, rows
+
+
+# --- YAML path -------------------------------------------------------------------------------
+
+
+class _StringLoader(yaml.CSafeLoader if hasattr(yaml, "CSafeLoader") else yaml.SafeLoader):  # type: ignore[misc]
+    """A safe loader that resolves every untagged scalar to a string."""
+
+
+_StringLoader.yaml_implicit_resolvers = {}
+
+
+def _yaml_error(exc: yaml.YAMLError, first_line: int) -> FrontmatterError:
+    mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
+    line = mark.line + first_line if mark is not None else None
+    detail = " ".join(str(exc).split())
+    return FrontmatterError("frontmatter.yaml", f"Invalid YAML in frontmatter: {detail}", line=line)
+
+
+def _parse_yaml(fm_text: str, body: str, *, first_line: int, strict: bool) -> Frontmatter:
+    if strict:
+        _check_strict_subset(fm_text, first_line)
+    try:
+        node = yaml.compose(fm_text, Loader=_StringLoader)
+    except yaml.YAMLError as exc:
+        raise _yaml_error(exc, first_line) from None
+    if not isinstance(node, yaml.MappingNode):
+        raise FrontmatterError(
+            "frontmatter.not_mapping", "SKILL.md frontmatter must be a YAML mapping", line=1
+        )
+    builder = _Builder(first_line, strict=strict)
+    data = builder.mapping(node)
+    lines = {
+        str(key.value): key.start_mark.line + first_line
+        for key, _ in node.value
+        if isinstance(key, yaml.ScalarNode)
+    }
+    return Frontmatter(
+        data=data,
+        body=body,
+        lines=lines,
+        text=fm_text,
+        duplicate_keys=tuple(builder.top_duplicates),
+    )
+
+
+def _check_strict_subset(fm_text: str, first_line: int) -> None:
+    """Refuse the YAML features strictyaml refuses, with its error family's wording."""
+    try:
+        for event in yaml.parse(fm_text, Loader=_StringLoader):
+            problem = _strict_problem(event)
+            if problem:
+                line = event.start_mark.line + first_line
+                raise FrontmatterError(
+                    "frontmatter.yaml", f"Invalid YAML in frontmatter: {problem}", line=line
+                )
+    except yaml.YAMLError as exc:
+        raise _yaml_error(exc, first_line) from None
+    if "\t" in fm_text:
+        row = fm_text[: fm_text.index("\t")].count("\n")
+        raise FrontmatterError(
+            "frontmatter.yaml",
+            "Invalid YAML in frontmatter: tab characters are not allowed",
+            line=row + first_line,
+        )
+
+
+def _strict_problem(event: yaml.Event) -> str | None:
+    if isinstance(event, yaml.AliasEvent):
+        return "aliases are not allowed"
+    if isinstance(event, yaml.NodeEvent) and event.anchor is not None:
+        return "anchors are not allowed"
+    if isinstance(event, yaml.ScalarEvent | yaml.CollectionStartEvent) and event.tag is not None:
+        if not isinstance(event, yaml.ScalarEvent) or event.tag != "!":
+            return f"tags are not allowed ({event.tag})"
+    if isinstance(event, yaml.CollectionStartEvent) and event.flow_style:
+        return "flow style collections ([...] and {...}) are not allowed"
+    return None
+
+
+class _Builder:
+    """Turns composed nodes into strings, lists and dicts, counting nodes against aliases."""
+
+    def __init__(self, first_line: int, *, strict: bool) -> None:
+        self.first_line = first_line
+        self.strict = strict
+        self.count = 0
+        self.top_duplicates: list[str] = []
+        self.depth = 0
+
+    def value(self, node: yaml.Node) -> YamlValue:
+        self.count += 1
+        if self.count > MAX_YAML_NODES:
+            raise FrontmatterError(
+                "frontmatter.too_complex",
+                f"frontmatter expands to more than {MAX_YAML_NODES:,} YAML nodes "
+                "(alias expansion?)",
+                line=node.start_mark.line + self.first_line,
+            )
+        if isinstance(node, yaml.ScalarNode):
+            if node.tag != _STR_TAG and node.tag not in _SCALAR_TAGS:
+                raise self._tag_error(node)
+            return str(node.value)
+        if isinstance(node, yaml.SequenceNode):
+            if node.tag not in _SEQ_TAGS:
+                raise self._tag_error(node)
+            return [self.value(child) for child in node.value]
+        if isinstance(node, yaml.MappingNode):
+            if node.tag not in _MAP_TAGS:
+                raise self._tag_error(node)
+            return self.mapping(node)
+        raise self._tag_error(node)
+
+    def mapping(self, node: yaml.MappingNode) -> dict[str, YamlValue]:
+        top = self.depth == 0
+        self.depth += 1
+        out: dict[str, YamlValue] = {}
+        for key_node, value_node in node.value:
+            if not isinstance(key_node, yaml.ScalarNode):
+                raise FrontmatterError(
+                    "frontmatter.yaml",
+                    "Invalid YAML in frontmatter: mapping keys must be plain strings",
+                    line=key_node.start_mark.line + self.first_line,
+                )
+            key = str(key_node.value)
+            if key in out:
+                if self.strict:
+                    raise FrontmatterError(
+                        "frontmatter.yaml",
+                        f"Invalid YAML in frontmatter: duplicate key {key!r}",
+                        line=key_node.start_mark.line + self.first_line,
+                    )
+                if top:
+                    self.top_duplicates.append(key)
+            out[key] = self.value(value_node)
+        self.depth -= 1
+        return out
+
+    def _tag_error(self, node: yaml.Node) -> FrontmatterError:
+        return FrontmatterError(
+            "frontmatter.tag",
+            f"Invalid YAML in frontmatter: the tag {node.tag!r} is not allowed "
+            "(tags that build objects are never loaded)",
+            line=node.start_mark.line + self.first_line,
+        )

@@ -1,0 +1,93 @@
+"""A persistent index of parsed SKILL.md files, keyed by path, mtime and size.
+
+Re-opening an unchanged tree of 10,000 skills then costs a ``stat`` per skill instead of a read
+and a parse. The file lives in the user's cache folder (created private); it is a cache, so any
+problem reading or writing it is ignored and the tree is simply read again.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import marshal
+import os
+import tempfile
+from dataclasses import fields
+from pathlib import Path
+from typing import Final
+
+from skillshelf.diagnostics import Diagnostic
+from skillshelf.manifest import Manifest
+from skillshelf.skill import ParsedSkillMd
+
+__all__ = ["default_cache_dir", "load_index", "save_index"]
+
+# Bump when the parsed form changes, so stale caches are ignored rather than misread.
+_FORMAT: Final = "skillshelf-index-3"
+_MANIFEST_FIELDS: Final = tuple(f.name for f in fields(Manifest))
+
+Index = dict[str, ParsedSkillMd]
+
+
+def default_cache_dir() -> Path:
+    """``$SKILLSHELF_CACHE_DIR``, else ``$XDG_CACHE_HOME/skillshelf``, else ``~/.cache/skillshelf``."""
+    explicit = os.environ.get("SKILLSHELF_CACHE_DIR")
+    if explicit:
+        return Path(explicit)
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(base, "skillshelf")
+
+
+def _cache_file(cache_dir: Path, key: str) -> Path:
+    digest = hashlib.sha256(f"{_FORMAT}\0{key}".encode()).hexdigest()[:32]
+    return cache_dir / f"index-{digest}.bin"
+
+
+def load_index(cache_dir: Path, key: str) -> Index:
+    """Load the index stored under ``key``; an empty one if there is none or it is unreadable."""
+    try:
+        with open(_cache_file(cache_dir, key), "rb") as fh:
+            payload = marshal.loads(fh.read())
+        fmt, stored_key, rows = payload
+        if fmt != _FORMAT or stored_key != key:
+            return {}
+        return {path: _decode(row) for path, row in rows.items()}
+    except (OSError, ValueError, EOFError, TypeError, KeyError):
+        return {}
+
+
+def save_index(cache_dir: Path, key: str, index: Index) -> None:
+    """Store ``index`` under ``key`` atomically; failures are silent (it is only a cache)."""
+    rows = {path: _encode(parsed) for path, parsed in index.items()}
+    try:
+        cache_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
+        fd, tmp = tempfile.mkstemp(dir=cache_dir, prefix=".index-", suffix=".tmp")
+        try:
+            with os.fdopen(fd, "wb") as fh:
+                marshal.dump((_FORMAT, key, rows), fh)
+            os.replace(tmp, _cache_file(cache_dir, key))
+        except BaseException:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
+            raise
+    except (OSError, ValueError):
+        return
+
+
+def _encode(parsed: ParsedSkillMd) -> tuple[object, ...]:
+    manifest = None
+    if parsed.manifest is not None:
+        manifest = tuple(getattr(parsed.manifest, name) for name in _MANIFEST_FIELDS)
+    diags = tuple(
+        (d.code, d.severity, d.message, d.field, d.path, d.line) for d in parsed.diagnostics
+    )
+    return (manifest, diags, parsed.mtime_ns, parsed.size)
+
+
+def _decode(row: tuple[object, ...]) -> ParsedSkillMd:
+    manifest_row, diag_rows, mtime_ns, size = row
+    manifest = None
+    if manifest_row is not None:
+        manifest = Manifest(*manifest_row)  # type: ignore[misc]
+    diagnostics = tuple(Diagnostic(*d) for d in diag_rows)  # type: ignore[attr-defined]
+    return ParsedSkillMd(manifest, diagnostics, mtime_ns, size)  # type: ignore[arg-type]

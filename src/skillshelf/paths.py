@@ -1,0 +1,393 @@
+"""Joining model-supplied paths to a skill directory, and reading what they lead to.
+
+This is the one place where a path that came from a model meets the filesystem. Every tool
+that takes a path goes through :func:`safe_join`, so containment is decided once, here.
+"""
+
+from __future__ import annotations
+
+import codecs
+import functools
+import mimetypes
+import os
+import re
+import stat
+from collections import deque
+from dataclasses import dataclass
+from pathlib import Path
+
+from skillshelf.errors import FileAccessError, UsageError
+
+__all__ = [
+    "FileContent",
+    "FileTree",
+    "TreeEntry",
+    "file_tree",
+    "human_size",
+    "read_skill_file",
+    "safe_join",
+]
+
+_HINT = "Use a path relative to the skill directory, such as 'references/guide.md'."
+_DRIVE = re.compile(r"[A-Za-z]:")
+_SHOWN_PATH_CHARS = 200  # a model may send a huge "path"; don't echo all of it back
+_SNIFF_BYTES = 8192
+_OCTET = "application/octet-stream"
+# Python's built-in table lacks these. The system's (/etc/mime.types, the Windows registry) is
+# never consulted, so a file gets the same type on every machine (some map .ts to video/mp2t).
+_MIME_OVERRIDES = {
+    ".md": "text/markdown",
+    ".markdown": "text/markdown",
+    ".yaml": "application/yaml",
+    ".yml": "application/yaml",
+    ".ttf": "font/ttf",
+    ".otf": "font/otf",
+    ".woff": "font/woff",
+    ".woff2": "font/woff2",
+}
+_ENCODING_MIME = {"gzip": "application/gzip", "bzip2": "application/x-bzip2"}
+# Binary by name even without a NUL in the first bytes (a PNG or PDF header may lack one);
+# other binary formats (zip, tar, wasm, Office) carry NULs in their headers, which the sniff sees.
+_BINARY_MIME_PREFIXES = ("image/", "audio/", "video/", "font/")
+_BINARY_MIMES = frozenset({"application/pdf", "application/zip", _OCTET})
+_SKIPPED_NAMES = frozenset({"__pycache__", ".git", ".DS_Store"})
+# Bounds the walk itself, not only the listing: a skill that vendors node_modules must not
+# stall a skill_load while every file is counted.
+_MAX_SCANNED = 10_000
+
+
+def safe_join(base: Path, relative: str) -> Path:
+    """Join a model-supplied relative path to ``base`` and prove the result stays inside it.
+
+    Backslashes count as separators, ``..`` is allowed only while it stays inside ``base``,
+    and symbolic links are followed before the containment check. ``"."`` returns ``base``.
+
+    Args:
+        base: The skill directory; it may itself be reached through a symbolic link.
+        relative: The path as the model sent it.
+
+    Returns:
+        The absolute path, with every symbolic link resolved. It need not exist.
+
+    Raises:
+        FileAccessError: ``reason="refused"``, with a message the model can act on, for an
+            empty, absolute, ``~``-prefixed or NUL-containing path, or one leading outside.
+    """
+    return _join(base, relative)[0]
+
+
+def _join(base: Path, relative: str) -> tuple[Path, str]:
+    """Return the resolved path and the normalised POSIX relative path ("." for base)."""
+    parts = _normalise(relative)
+    root = base.resolve()
+    try:
+        resolved = root.joinpath(*parts).resolve()
+    except (OSError, RuntimeError) as exc:  # Python 3.11 reports a symlink loop as RuntimeError
+        raise _refused(relative, "it cannot be resolved (a symbolic link loop?)") from exc
+    if not resolved.is_relative_to(root):
+        raise _refused(relative, "a symbolic link in it leads outside the skill directory")
+    return resolved, "/".join(parts) or "."
+
+
+def _normalise(relative: str) -> tuple[str, ...]:
+    if not relative.strip():
+        raise FileAccessError(f"Refused an empty path. {_HINT}", reason="refused")
+    if "\x00" in relative:
+        raise _refused(relative, "it contains a NUL byte")
+    # Backslashes are separators everywhere, so a Windows-style '..\..' cannot slip past.
+    text = relative.replace("\\", "/")
+    if text.startswith("/") or _DRIVE.match(text):
+        raise _refused(relative, "it is absolute")
+    if text.startswith("~"):
+        raise _refused(relative, "'~' (a home directory) is never expanded")
+    parts: list[str] = []
+    for part in text.split("/"):
+        if part == "..":
+            if not parts:
+                raise _refused(relative, "its '..' leads outside the skill directory")
+            parts.pop()
+        elif part not in ("", "."):
+            parts.append(part)
+    return tuple(parts)
+
+
+def _refused(relative: str, why: str) -> FileAccessError:
+    shown = relative[:_SHOWN_PATH_CHARS] + ("…" if len(relative) > _SHOWN_PATH_CHARS else "")
+    return FileAccessError(f"Refused path {shown!r}: {why}. {_HINT}", reason="refused")
+
+
+@dataclass(frozen=True, slots=True)
+class FileContent:
+    """A file read from a skill, ready to show a model through :meth:`render`.
+
+    Attributes:
+        path: Absolute path of the file (symbolic links resolved).
+        relative: Normalised POSIX path relative to the skill directory.
+        size: Size in bytes.
+        mime: MIME type, guessed from the name, else ``text/plain`` or
+            ``application/octet-stream``.
+        binary: True when the content is not shown.
+        text: The decoded text, cut to the character limit; None for binary files.
+        truncated: True when ``text`` is only the beginning of the file.
+        total_chars: Characters in the whole file when known; None for binary files and for
+            text files too large to decode whole (then the marker reports bytes).
+    """
+
+    path: Path
+    relative: str
+    size: int
+    mime: str
+    binary: bool
+    text: str | None
+    truncated: bool
+    total_chars: int | None = None
+
+    def render(self) -> str:
+        """Return what a model should see: the text with a visible cut marker, or a description."""
+        if self.binary or self.text is None:
+            return f"[binary file: {self.relative}, {self.size:,} bytes, {self.mime} — not shown]"
+        if not self.truncated:
+            return self.text
+        shown = f"{len(self.text):,}"
+        if self.total_chars is not None:
+            marker = f"showed {shown} of {self.total_chars:,} characters"
+        else:
+            marker = f"showed {shown} characters of a {self.size:,}-byte file"
+        return f"{self.text}\n[truncated: {marker}]"
+
+
+def read_skill_file(skill_dir: Path, relative: str, *, max_chars: int = 24_000) -> FileContent:
+    """Read a file inside a skill, safely joined, capped, and classified as text or binary.
+
+    Text is decoded as UTF-8 (a BOM is dropped, invalid bytes become U+FFFD). At most about
+    ``4 * max_chars`` bytes are read, so a huge file costs no more than a small one.
+
+    Args:
+        skill_dir: The skill directory.
+        relative: The path as the model sent it.
+        max_chars: Characters of text to keep; the rest is cut and the cut is marked.
+
+    Raises:
+        FileAccessError: ``reason="refused"`` for a path :func:`safe_join` refuses,
+            ``"missing"`` for a missing file or a directory, ``"unreadable"`` when the
+            operating system denies reading or it is not a regular file.
+    """
+    if max_chars < 1:
+        raise UsageError(f"max_chars must be at least 1, got {max_chars}")
+    path, shown = _join(skill_dir, relative)
+    # Enough bytes for max_chars + 1 characters after a BOM, so "more text follows" is certain.
+    limit = max(4 * (max_chars + 1) + 3, _SNIFF_BYTES)
+    data, size, complete = _read_head(path, shown, limit=limit)
+    mime, binary = _classify(path.name, data)
+    if binary:
+        return FileContent(path, shown, size, mime, binary=True, text=None, truncated=False)
+    # final=False while the file goes on: a character cut at the read limit is dropped, not
+    # turned into a spurious U+FFFD.
+    decoder = codecs.getincrementaldecoder("utf-8-sig")(errors="replace")
+    text = decoder.decode(data, final=complete)
+    total = len(text) if complete else None
+    cut = len(text) > max_chars
+    return FileContent(path, shown, size, mime, False, text[:max_chars], cut, total)
+
+
+def _read_head(path: Path, shown: str, *, limit: int) -> tuple[bytes, int, bool]:
+    """Return up to ``limit`` bytes, the file size, and whether that was the whole file."""
+    is_directory = FileAccessError(f"{shown!r} is a directory, not a file.", reason="missing")
+    # O_NONBLOCK: a FIFO left in a skill must not hang the harness on open.
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0)
+    try:
+        fd = os.open(path, flags)
+        with os.fdopen(fd, "rb") as handle:
+            info = os.fstat(fd)
+            if stat.S_ISDIR(info.st_mode):
+                raise is_directory
+            if not stat.S_ISREG(info.st_mode):
+                raise FileAccessError(f"{shown!r} is not a regular file.", reason="unreadable")
+            data = handle.read(limit)
+            complete = not handle.read(1)
+    except IsADirectoryError as exc:
+        raise is_directory from exc
+    except (FileNotFoundError, NotADirectoryError) as exc:
+        raise FileAccessError(
+            f"No file {shown!r} in this skill; check the path against the skill's file list.",
+            reason="missing",
+        ) from exc
+    except OSError as exc:
+        raise FileAccessError(
+            f"{shown!r} cannot be read: {exc.strerror or exc}.", reason="unreadable"
+        ) from exc
+    return data, max(info.st_size, len(data)), complete
+
+
+def _classify(name: str, head: bytes) -> tuple[str, bool]:
+    """Return (MIME type, is binary) from the file name and its first bytes."""
+    suffix = os.path.splitext(name)[1].lower()  # noqa: PTH122 - a name, not a path
+    if suffix in _MIME_OVERRIDES:
+        guessed: str | None = _MIME_OVERRIDES[suffix]
+    else:
+        guessed, encoding = _builtin_mime_table().guess_type(name, strict=False)
+        if encoding is not None:  # .gz, .bz2, .xz: compressed whatever the inner type
+            return _ENCODING_MIME.get(encoding, _OCTET), True
+    binary = b"\x00" in head[:_SNIFF_BYTES] or (guessed is not None and _is_binary_mime(guessed))
+    return guessed or (_OCTET if binary else "text/plain"), binary
+
+
+@functools.cache
+def _builtin_mime_table() -> mimetypes.MimeTypes:
+    return mimetypes.MimeTypes()  # Python's built-in table only: the same answer everywhere
+
+
+def _is_binary_mime(mime: str) -> bool:
+    if mime.endswith(("+xml", "+json")):  # image/svg+xml and friends are text
+        return False
+    return mime in _BINARY_MIMES or mime.startswith(_BINARY_MIME_PREFIXES)
+
+
+def human_size(n: int) -> str:
+    """Format a byte count for people: ``812 B``, ``1.2 KB``, ``3.4 MB`` (powers of 1000)."""
+    if n < 0:
+        raise UsageError(f"a size cannot be negative, got {n}")
+    if n < 1000:
+        return f"{n} B"
+    value, unit = float(n), "B"
+    for unit in ("KB", "MB", "GB", "TB"):  # noqa: B007 - the unit reached is the answer
+        value /= 1000
+        if round(value, 1) < 1000:
+            break
+    return f"{value:.1f} {unit}"
+
+
+@dataclass(frozen=True, slots=True)
+class TreeEntry:
+    """One file or directory in a :class:`FileTree`.
+
+    Attributes:
+        path: POSIX path relative to the skill directory.
+        is_dir: True for a directory (a symbolically linked one is listed, not entered).
+        size: Size in bytes for files; None for directories.
+        depth: 0 for the skill directory's own entries, 1 one level down, and so on.
+    """
+
+    path: str
+    is_dir: bool
+    size: int | None
+    depth: int
+
+
+@dataclass(frozen=True, slots=True)
+class FileTree:
+    """A capped listing of a skill's files, in tree order (files before directories).
+
+    Attributes:
+        entries: The entries shown.
+        omitted: Entries left out by the depth or entry caps.
+        omitted_is_lower_bound: True when the walk itself stopped, so more may exist.
+    """
+
+    entries: tuple[TreeEntry, ...]
+    omitted: int
+    omitted_is_lower_bound: bool = False
+
+    def render(self) -> str:
+        """Return an indented tree, one entry a line, ending with a note on what was left out."""
+        lines = [_render_entry(entry) for entry in self.entries]
+        if self.omitted:
+            count = ("at least " if self.omitted_is_lower_bound else "") + f"{self.omitted:,}"
+            noun = "entry" if self.omitted == 1 else "entries"
+            lines.append(f"[… {count} more {noun} not shown]")
+        return "\n".join(lines) if lines else "(no files)"
+
+
+def _render_entry(entry: TreeEntry) -> str:
+    name = entry.path.rsplit("/", 1)[-1]
+    indent = "  " * entry.depth
+    if entry.is_dir:
+        return f"{indent}{name}/"
+    return f"{indent}{name}" + (f" ({human_size(entry.size)})" if entry.size is not None else "")
+
+
+def file_tree(skill_dir: Path, *, max_depth: int = 4, max_entries: int = 200) -> FileTree:
+    """List a skill's files, shallowest first when the caps bite, rendered in tree order.
+
+    ``__pycache__``, ``.git`` and ``.DS_Store`` are skipped. Symbolically linked directories
+    are listed but not entered; links leading outside the skill (or nowhere) are hidden, since
+    :func:`read_skill_file` would refuse them anyway.
+
+    Args:
+        skill_dir: The skill directory.
+        max_depth: Directory levels to list; 1 lists only the skill directory's own entries.
+        max_entries: Entries to list; the rest are counted in ``omitted``.
+
+    Raises:
+        FileAccessError: ``reason="missing"`` when ``skill_dir`` is not a directory.
+    """
+    if max_depth < 1 or max_entries < 0:
+        raise UsageError(
+            f"need max_depth >= 1 and max_entries >= 0, got {max_depth}, {max_entries}"
+        )
+    root = skill_dir.resolve()
+    if not root.is_dir():
+        raise FileAccessError(
+            f"The skill directory {str(skill_dir)!r} does not exist.", reason="missing"
+        )
+    kept: list[TreeEntry] = []
+    omitted = scanned = 0
+    # Breadth first, so that when the entry cap bites it keeps the shallow, telling entries.
+    queue: deque[tuple[Path, str, int]] = deque([(root, "", 0)])
+    while queue:
+        directory, prefix, depth = queue.popleft()
+        for name, is_dir, size, enter in _children(directory, root):
+            scanned += 1
+            if scanned > _MAX_SCANNED:
+                return _finish(kept, omitted, lower_bound=True)
+            path = prefix + name
+            if depth < max_depth and len(kept) < max_entries:
+                kept.append(TreeEntry(path, is_dir, size, depth))
+            else:
+                omitted += 1
+            if enter:
+                queue.append((directory / name, f"{path}/", depth + 1))
+    return _finish(kept, omitted, lower_bound=False)
+
+
+def _finish(kept: list[TreeEntry], omitted: int, *, lower_bound: bool) -> FileTree:
+    return FileTree(tuple(sorted(kept, key=_tree_order)), omitted, lower_bound)
+
+
+def _tree_order(entry: TreeEntry) -> tuple[tuple[bool, str, str], ...]:
+    # A directory's key is a prefix of its children's keys, so it sorts right before them.
+    *parents, name = entry.path.split("/")
+    return (*((True, p.casefold(), p) for p in parents), (entry.is_dir, name.casefold(), name))
+
+
+_Child = tuple[str, bool, int | None, bool]  # name, is_dir, size, enter
+
+
+def _children(directory: Path, root: Path) -> list[_Child]:
+    """Return a directory's listable children, files first, each group sorted by name."""
+    try:
+        with os.scandir(directory) as scan:
+            found = [
+                child
+                for entry in scan
+                if entry.name not in _SKIPPED_NAMES and (child := _describe(entry, root))
+            ]
+    except OSError:
+        return []  # an unlistable subdirectory shows as empty rather than failing the tree
+    return sorted(found, key=lambda child: (child[1], child[0].casefold(), child[0]))
+
+
+def _describe(entry: os.DirEntry[str], root: Path) -> _Child | None:
+    try:
+        if not entry.is_symlink():
+            if entry.is_dir(follow_symlinks=False):
+                return (entry.name, True, None, True)
+            return (entry.name, False, entry.stat(follow_symlinks=False).st_size, False)
+        target = Path(entry.path).resolve()
+        if not target.is_relative_to(root) or not target.exists():
+            return None
+        if target.is_dir():
+            return (entry.name, True, None, False)
+        return (entry.name, False, target.stat().st_size, False)
+    except (OSError, RuntimeError):  # vanished mid-walk, or a symbolic link loop
+        return None

@@ -1,0 +1,364 @@
+"""The skills visible to an agent: roots, precedence, shadowing, refresh.
+
+Roots come first from the caller (in order), else from ``SKILLSHELF_ROOTS``, else the
+conventional ones: the project's ``.agents/skills`` and ``.claude/skills`` (searched from the
+working directory up to the repository top), then the user's ``~/.agents/skills`` and
+``~/.claude/skills``. The first root that defines a name wins; later copies are reported as
+shadowed, never silently dropped.
+"""
+
+from __future__ import annotations
+
+import gc
+import os
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Literal
+
+from skillshelf.catalog import CatalogEntry, CatalogFormat, render_catalog
+from skillshelf.diagnostics import Diagnostic
+from skillshelf.discovery import (
+    DEFAULT_MAX_DEPTH,
+    DEFAULT_MAX_DIRS,
+    Index,
+    WalkOptions,
+    walk_root,
+)
+from skillshelf.errors import SkillNotFoundError
+from skillshelf.frontmatter import Mode
+from skillshelf.index_cache import default_cache_dir, load_index, save_index
+from skillshelf.skill import ParsedSkillMd, Skill
+
+if TYPE_CHECKING:
+    from skillshelf.paths import FileContent
+    from skillshelf.search import SearchHit, SearchIndex
+
+__all__ = ["Changes", "Repository", "Shadowed", "Skipped", "resolve_roots"]
+
+_CONVENTIONAL = (".agents/skills", ".claude/skills")
+_ARCHIVE_SUFFIXES = (".zip", ".tar.gz", ".tgz", ".tar", ".skill")
+
+
+@dataclass(frozen=True, slots=True)
+class Shadowed:
+    """A skill hidden by an earlier skill of the same name.
+
+    Attributes:
+        skill: The hidden copy.
+        winner: The directory of the copy that is used.
+    """
+
+    skill: Skill
+    winner: str
+
+
+@dataclass(frozen=True, slots=True)
+class Skipped:
+    """A SKILL.md that could not be made into a usable skill.
+
+    Attributes:
+        path: The SKILL.md file.
+        root: The root it was found under.
+        diagnostics: Why (at least one error).
+    """
+
+    path: str
+    root: str
+    diagnostics: tuple[Diagnostic, ...]
+
+    @property
+    def reason(self) -> str:
+        """The first error's message."""
+        errors = [d for d in self.diagnostics if d.severity == "error"] or list(self.diagnostics)
+        return errors[0].message if errors else "unusable"
+
+
+@dataclass(frozen=True, slots=True)
+class Changes:
+    """What a :meth:`Repository.refresh` changed, by skill name."""
+
+    added: tuple[str, ...] = ()
+    changed: tuple[str, ...] = ()
+    removed: tuple[str, ...] = ()
+
+    def __bool__(self) -> bool:
+        return bool(self.added or self.changed or self.removed)
+
+
+def resolve_roots(
+    roots: Sequence[str | os.PathLike[str]] | None = None,
+    *,
+    cwd: str | os.PathLike[str] | None = None,
+    home: str | os.PathLike[str] | None = None,
+    environ: Mapping[str, str] | None = None,
+) -> tuple[list[str], bool]:
+    """Work out which roots to scan.
+
+    Returns:
+        ``(roots, explicit)``; ``explicit`` is False for the conventional roots, which are
+        listed only when they exist.
+    """
+    if roots:
+        return [os.fspath(r) for r in roots], True
+    env = os.environ if environ is None else environ
+    from_env = env.get("SKILLSHELF_ROOTS", "")
+    if from_env.strip():
+        return [r for r in from_env.split(os.pathsep) if r.strip()], True
+    start = Path(cwd or os.getcwd()).resolve()
+    found: list[str] = []
+    for directory in (start, *start.parents):
+        found.extend(str(directory / c) for c in _CONVENTIONAL if (directory / c).is_dir())
+        if (directory / ".git").exists():
+            break
+    user = Path(home or os.path.expanduser("~"))
+    found.extend(str(user / c) for c in _CONVENTIONAL if (user / c).is_dir())
+    return list(dict.fromkeys(found)), False
+
+
+@dataclass(slots=True)
+class _State:
+    skills: dict[str, Skill] = field(default_factory=dict)
+    shadowed: list[Shadowed] = field(default_factory=list)
+    skipped: list[Skipped] = field(default_factory=list)
+    diagnostics: list[Diagnostic] = field(default_factory=list)
+
+
+class Repository:
+    """The skills found under a list of roots.
+
+    Opening scans every root (reusing a persistent index of unchanged files); :meth:`refresh`
+    re-scans and reports what changed. Iterating yields the usable skills sorted by name.
+
+    Args:
+        roots: Root folders in precedence order; None means ``SKILLSHELF_ROOTS`` or the
+            conventional roots.
+        mode: ``"lenient"`` (default) or ``"strict"`` (skills-ref's rules).
+        include_hidden: Walk hidden folders and ``node_modules`` too.
+        max_depth: Folder levels searched below each root.
+        max_dirs: Folders visited per root before stopping with a diagnostic.
+        cache_dir: Where the persistent index lives; None for the default, False for none.
+        cwd: Where to search for project roots (default: the working directory).
+        home: The user's home for user roots (default: ``~``).
+    """
+
+    def __init__(
+        self,
+        roots: Sequence[str | os.PathLike[str]] | None = None,
+        *,
+        mode: Mode = "lenient",
+        include_hidden: bool = False,
+        max_depth: int = DEFAULT_MAX_DEPTH,
+        max_dirs: int = DEFAULT_MAX_DIRS,
+        cache_dir: str | os.PathLike[str] | Literal[False] | None = None,
+        cwd: str | os.PathLike[str] | None = None,
+        home: str | os.PathLike[str] | None = None,
+    ) -> None:
+        self.roots, self.explicit_roots = resolve_roots(roots, cwd=cwd, home=home)
+        self.options = WalkOptions(
+            mode=mode, include_hidden=include_hidden, max_depth=max_depth, max_dirs=max_dirs
+        )
+        self._cache_dir = (
+            None
+            if cache_dir is False
+            else Path(cache_dir)
+            if cache_dir is not None
+            else default_cache_dir()
+        )
+        self._indexes: dict[str, Index] = {}
+        self._state = _State()
+        self._search_index: SearchIndex | None = None
+        self.refresh()
+
+    # -- reading -------------------------------------------------------------------------
+
+    @property
+    def skills(self) -> list[Skill]:
+        """Usable skills, sorted by name."""
+        return list(self._state.skills.values())
+
+    @property
+    def shadowed(self) -> list[Shadowed]:
+        """Skills hidden by an earlier root's skill of the same name."""
+        return list(self._state.shadowed)
+
+    @property
+    def skipped(self) -> list[Skipped]:
+        """SKILL.md files that could not be used, with the reason."""
+        return list(self._state.skipped)
+
+    @property
+    def diagnostics(self) -> list[Diagnostic]:
+        """Problems with the roots themselves (missing, unreadable, caps, loops)."""
+        return list(self._state.diagnostics)
+
+    def names(self) -> list[str]:
+        """Names of the usable skills, sorted."""
+        return list(self._state.skills)
+
+    def get(self, name: str) -> Skill:
+        """Return the skill called ``name``.
+
+        Raises:
+            SkillNotFoundError: No such skill; carries the closest names.
+        """
+        skill = self._state.skills.get(name)
+        if skill is None:
+            from skillshelf.search import closest_names
+
+            raise SkillNotFoundError(name, closest_names(name, self._state.skills))
+        return skill
+
+    def __iter__(self) -> Iterator[Skill]:
+        return iter(list(self._state.skills.values()))
+
+    def __len__(self) -> int:
+        return len(self._state.skills)
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._state.skills
+
+    def catalog(
+        self, *, format: CatalogFormat = "xml", budget_chars: int | None = None
+    ) -> str:
+        """The catalog for a system prompt: every model-invocable skill, sorted by name.
+
+        Skills marked ``disable-model-invocation: true`` are left out (only the user may
+        invoke them).
+        """
+        entries = [
+            CatalogEntry.of(s)
+            for s in self._state.skills.values()
+            if not s.manifest.disable_model_invocation
+        ]
+        return render_catalog(entries, format=format, budget_chars=budget_chars)
+
+    def search(self, query: str, *, limit: int = 10) -> list[SearchHit]:
+        """Rank the skills for ``query`` (name, triggers, tags, description, BM25)."""
+        if self._search_index is None:
+            from skillshelf.search import SearchIndex
+
+            self._search_index = SearchIndex(self._state.skills.values())
+        return self._search_index.search(query, limit=limit)
+
+    def read_file(self, name: str, path: str, *, max_chars: int = 24_000) -> FileContent:
+        """Read a file of skill ``name`` by a path relative to its folder.
+
+        Raises:
+            SkillNotFoundError: No such skill.
+            FileAccessError: The path escapes the skill, is missing or unreadable.
+        """
+        from skillshelf.paths import read_skill_file
+
+        return read_skill_file(self.get(name).path, path, max_chars=max_chars)
+
+    # -- scanning ------------------------------------------------------------------------
+
+    def refresh(self) -> Changes:
+        """Re-scan every root; unchanged SKILL.md files are not re-read.
+
+        Returns:
+            The names added, changed (new content) and removed since the last scan.
+        """
+        before = self._state.skills
+        state = _State()
+        winners: dict[str, Skill] = {}
+        # A scan allocates tens of thousands of small, long-lived objects and no cycles; the
+        # cyclic collector would only re-traverse them (it costs ~30% of a cold open).
+        gc_was_enabled = gc.isenabled()
+        gc.disable()
+        try:
+            for root in self.roots:
+                self._scan_root(root, state, winners)
+        finally:
+            if gc_was_enabled:
+                gc.enable()
+        state.skills = dict(sorted(winners.items()))
+        self._state = state
+        changes = _diff(before, state.skills)
+        if changes or self._search_index is None:
+            self._search_index = None
+        return changes
+
+    def _scan_root(self, root: str, state: _State, winners: dict[str, Skill]) -> None:
+        directory = self._root_directory(root, state)
+        if directory is None:
+            return
+        cache_key = f"{self.options}\0{os.path.realpath(directory)}"
+        index = self._indexes.get(root)
+        if index is None:
+            index = load_index(self._cache_dir, cache_key) if self._cache_dir else {}
+        result = walk_root(directory, self.options, index)
+        state.diagnostics.extend(result.diagnostics)
+        new_index: Index = {}
+        for found in result.found:
+            new_index[found.skill_md] = found.parsed
+            self._place(root, found.skill_md, found.parsed, state, winners)
+        if self._cache_dir is not None and (result.parsed or len(new_index) != len(index)):
+            save_index(self._cache_dir, cache_key, new_index)
+        self._indexes[root] = new_index
+
+    def _root_directory(self, root: str, state: _State) -> str | None:
+        if root.startswith(("http://", "https://")) or root.endswith(_ARCHIVE_SUFFIXES):
+            state.diagnostics.append(
+                Diagnostic(
+                    "root.unsupported",
+                    "error",
+                    "Archive and URL roots are not supported yet; extract it and pass the folder",
+                    None,
+                    root,
+                )
+            )
+            return None
+        path = os.path.abspath(os.path.expanduser(root))
+        if os.path.isfile(path) and os.path.basename(path).lower() == "skill.md":
+            return os.path.dirname(path)
+        if not os.path.isdir(path):
+            if self.explicit_roots:
+                state.diagnostics.append(
+                    Diagnostic(
+                        "root.missing", "error", "Root does not exist or is not a folder", None, root
+                    )
+                )
+            return None
+        return path
+
+    def _place(
+        self,
+        root: str,
+        skill_md: str,
+        parsed: ParsedSkillMd,
+        state: _State,
+        winners: dict[str, Skill],
+    ) -> None:
+        if parsed.manifest is None:
+            state.skipped.append(Skipped(skill_md, root, parsed.diagnostics))
+            return
+        directory, _, md_name = skill_md.rpartition(os.sep)
+        skill = Skill(
+            parsed.manifest,
+            directory,
+            md_name,
+            root,
+            parsed.diagnostics,
+            parsed.mtime_ns,
+            parsed.size,
+        )
+        winner = winners.get(skill.name)
+        if winner is None:
+            winners[skill.name] = skill
+        else:
+            state.shadowed.append(Shadowed(skill, winner.directory))
+
+
+def _diff(before: dict[str, Skill], after: dict[str, Skill]) -> Changes:
+    added = tuple(n for n in after if n not in before)
+    removed = tuple(n for n in before if n not in after)
+    changed = tuple(
+        n
+        for n, s in after.items()
+        if n in before
+        and (before[n].directory, before[n].mtime_ns, before[n].size)
+        != (s.directory, s.mtime_ns, s.size)
+    )
+    return Changes(added, changed, removed)

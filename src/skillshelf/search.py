@@ -1,0 +1,341 @@
+"""Rank skills against a free-text query, and suggest names for typos.
+
+Ranking is tiered, then BM25. A skill's best tier adds a constant far larger than any BM25
+score, so a higher tier always outranks a lower one; BM25 orders skills within a tier.
+
+1. ``"exact name"``: the query is the name (case, spaces, ``_`` and ``-`` are ignored).
+2. ``"trigger phrase"``: the query is, or contains as whole words, one of the skill's triggers.
+3. ``"name contains"``: the name contains the query, or the query contains the name's words.
+4. ``"tag"`` / ``"description"``: a tag equals a query word (or the whole query), or the
+   description contains the whole query as a phrase (case-insensitive, whole words).
+5. ``"bm25"``: BM25 over name (x3), triggers (x2), tags (x2) and description (x1) tokens.
+
+Results are deterministic: equal scores are ordered by name, whatever the input order.
+Everything query-independent is computed once in :class:`SearchIndex`'s constructor.
+"""
+
+from __future__ import annotations
+
+import bisect
+import difflib
+import functools
+import heapq
+import math
+import re
+from collections import Counter, defaultdict
+from collections.abc import Iterable
+from dataclasses import dataclass
+from itertools import accumulate, compress, repeat
+from typing import Protocol
+
+from skillshelf.errors import UsageError
+
+__all__ = ["SearchHit", "SearchIndex", "Searchable", "closest_names"]
+
+_K1 = 1.5
+_B = 0.75
+_NAME_WEIGHT = 3
+_TRIGGER_WEIGHT = 2
+_TAG_WEIGHT = 2
+_DESCRIPTION_WEIGHT = 1
+# Long queries (a pasted paragraph) cost time but add no ranking signal past this many words.
+_MAX_QUERY_WORDS = 64
+# BM25 per query term is below idf * (k1 + 1) (< 60 even for a billion skills), times at most
+# 64 terms: a tier step of a million can never be bridged by BM25.
+_TIER_STEP = 1_000_000.0
+# (tier, reason): a larger tier is a stronger match.
+_Tier = tuple[int, str]
+_EXACT_NAME: _Tier = (4, "exact name")
+_TRIGGER: _Tier = (3, "trigger phrase")
+_NAME_CONTAINS: _Tier = (2, "name contains")
+_TAG: _Tier = (1, "tag")
+_DESCRIPTION: _Tier = (1, "description")
+_BM25: _Tier = (0, "bm25")
+
+_WORD = re.compile(r"[^\W_]+")
+_STOP_WORDS = frozenset(
+    (  # noqa: SIM905 - a long word list reads best as one string
+        "a an and are as at be by can do does for from how i in into is it me my of on or "
+        "our please so that the their this to use using via was we what when where which "
+        "with you your"
+    ).split()
+)
+
+
+@dataclass(frozen=True, slots=True)
+class SearchHit:
+    """One ranked result.
+
+    Attributes:
+        name: The skill's name.
+        score: Tier constant plus BM25; only meaningful relative to other hits of one search.
+        description: The full description (callers truncate for display).
+        reason: Why it matched: ``"exact name"``, ``"trigger phrase"``, ``"name contains"``,
+            ``"tag"``, ``"description"`` or ``"bm25"``.
+    """
+
+    name: str
+    score: float
+    description: str
+    reason: str
+
+
+class Searchable(Protocol):
+    """What :class:`SearchIndex` needs from a skill manifest."""
+
+    @property
+    def name(self) -> str: ...
+    @property
+    def description(self) -> str: ...
+    @property
+    def triggers(self) -> tuple[str, ...]: ...
+    @property
+    def tags(self) -> tuple[str, ...]: ...
+
+
+def _words(text: str) -> list[str]:
+    """Lowercase words; ``-``, ``_`` and every non-word character separate them."""
+    return _WORD.findall(text.lower())
+
+
+@functools.lru_cache(maxsize=65_536)
+def _stem(word: str) -> str:
+    """Strip one common English suffix so "parses", "parsing" and "parsed" meet."""
+    if len(word) > 4 and word.endswith("ies"):
+        return word[:-3] + "y"
+    for suffix, keep in (("ing", 4), ("ed", 3)):
+        if word.endswith(suffix) and len(word) - len(suffix) >= keep and not word.endswith("eed"):
+            stem = word[: -len(suffix)]
+            if stem[-1] == stem[-2] and stem[-1] not in "lsz":  # running -> run
+                stem = stem[:-1]
+            return stem
+    if len(word) > 3 and word.endswith("s") and not word.endswith(("ss", "us", "is")):
+        word = word[:-1]
+    if len(word) > 4 and word.endswith("e"):  # parse -> pars, like parsing
+        word = word[:-1]
+    return word
+
+
+def _stems(words: list[str]) -> list[str]:
+    """BM25 tokens of ``_words`` output: stop words dropped, the rest stemmed.
+
+    Queries and skills go through the same function, so their tokens meet.
+    """
+    return [_stem(word) for word in words if word not in _STOP_WORDS]
+
+
+def _cap(query: str) -> str:
+    """The query cut after its first ``_MAX_QUERY_WORDS`` words."""
+    for count, match in enumerate(_WORD.finditer(query), start=1):
+        if count == _MAX_QUERY_WORDS:
+            return query[: match.end()]
+    return query
+
+
+class SearchIndex:
+    """An immutable index over skills, built once and searched many times.
+
+    Args:
+        items: The skills to index (anything with name, description, triggers and tags).
+    """
+
+    def __init__(self, items: Iterable[Searchable]) -> None:
+        # Sorted, doc numbers follow names: scores, and so result order, ignore input order.
+        self._items = sorted(items, key=lambda i: (i.name, i.description, i.triggers, i.tags))
+        self._by_name: dict[str, list[int]] = defaultdict(list)
+        self._by_trigger: dict[str, list[int]] = defaultdict(list)
+        self._by_tag: dict[str, list[int]] = defaultdict(list)
+        self._description_index: dict[str, list[int]] = defaultdict(list)
+        # Lowercase, whitespace collapsed, for phrase checks.
+        self._descriptions = [" ".join(item.description.lower().split()) for item in self._items]
+        weighted: list[Counter[str]] = []
+        for doc, item in enumerate(self._items):
+            name_words = _words(item.name)
+            self._by_name["-".join(name_words)].append(doc)
+            description_words = _words(item.description)
+            for word in dict.fromkeys(description_words):
+                self._description_index[word].append(doc)
+            terms = Counter(_stems(description_words))
+            _add(terms, _stems(name_words), _NAME_WEIGHT)
+            for trigger in item.triggers:
+                trigger_words = _words(trigger)
+                self._by_trigger["-".join(trigger_words)].append(doc)
+                _add(terms, _stems(trigger_words), _TRIGGER_WEIGHT)
+            for tag in item.tags:
+                tag_tokens = _stems(_words(tag))
+                self._by_tag[" ".join(tag_tokens)].append(doc)
+                _add(terms, tag_tokens, _TAG_WEIGHT)
+            weighted.append(terms)
+        for table in (self._by_name, self._by_trigger, self._by_tag):
+            table.pop("", None)  # all punctuation or stop words: matches nothing
+        self._name_spans = {key.count("-") + 1 for key in self._by_name}
+        self._trigger_spans = {key.count("-") + 1 for key in self._by_trigger}
+        # One string of all names, so "name contains" is a C-speed str.find, not a Python loop.
+        name_keys = ["-".join(_words(item.name)) for item in self._items]
+        self._joined_names = "\n".join(name_keys)
+        self._name_starts = list(accumulate((len(key) + 1 for key in name_keys), initial=0))
+        self._postings = _bm25_postings(weighted)
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+    def search(self, query: str, *, limit: int = 10) -> list[SearchHit]:
+        """Rank the indexed skills against ``query``, best first.
+
+        Only skills that match somehow are returned; an empty or whitespace query matches none.
+        Queries longer than 64 words are cut to their first 64.
+
+        Raises:
+            UsageError: ``limit`` is below 1.
+        """
+        if limit < 1:
+            raise UsageError(f"limit must be at least 1, got {limit}")
+        query = _cap(query).strip()
+        words = _words(query)
+        tokens = list(dict.fromkeys(_stems(words)))
+        scores = self._bm25(tokens)
+        reasons: dict[int, str] = {}
+        for docs, (tier, reason) in (
+            (self._by_name.get("-".join(words), ()), _EXACT_NAME),
+            (self._window_matches(words, self._by_trigger, self._trigger_spans), _TRIGGER),
+            (self._name_contains(words), _NAME_CONTAINS),
+            (self._tag_matches(query, tokens), _TAG),
+            (self._description_phrase(query, words, tokens), _DESCRIPTION),
+        ):
+            # Strongest tier first; each doc keeps the first. map/zip: no Python-level loop.
+            fresh = set(docs).difference(reasons)
+            reasons.update(dict.fromkeys(fresh, reason))
+            bonus = map((tier * _TIER_STEP).__add__, map(scores.get, fresh, repeat(0.0)))
+            scores.update(zip(fresh, bonus, strict=True))
+        chosen: Iterable[int] = scores
+        if len(scores) > limit:  # keep the scores at or above the limit-th best, in C
+            cutoff = heapq.nlargest(limit, scores.values())[-1]
+            chosen = compress(scores, map(cutoff.__le__, scores.values()))
+        # Doc numbers follow names, so equal scores come out by name.
+        best = sorted(chosen, key=lambda doc: (-scores[doc], doc))[:limit]
+        return [
+            SearchHit(
+                name=self._items[doc].name,
+                score=scores[doc],
+                description=self._items[doc].description,
+                reason=reasons.get(doc, _BM25[1]),
+            )
+            for doc in best
+        ]
+
+    def _bm25(self, tokens: list[str]) -> dict[int, float]:
+        lists = [self._postings[token] for token in tokens if token in self._postings]
+        if len(lists) <= 1:
+            return dict(lists[0]) if lists else {}
+        # A flat list is the fastest accumulator plain Python has. Query-order sums, so the
+        # floats are the same for every build.
+        totals = [0.0] * len(self._items)
+        for postings in lists:
+            for doc, weight in postings.items():
+                totals[doc] += weight
+        touched = set().union(*lists)
+        return dict(zip(touched, map(totals.__getitem__, touched), strict=True))
+
+    def _window_matches(
+        self, words: list[str], table: dict[str, list[int]], spans: set[int]
+    ) -> set[int]:
+        """Docs whose key (words joined by ``-``) is a run of consecutive query words."""
+        found: set[int] = set()
+        for span in spans:
+            for start in range(len(words) - span + 1):
+                found.update(table.get("-".join(words[start : start + span]), ()))
+        return found
+
+    def _name_contains(self, words: list[str]) -> set[int]:
+        found = self._window_matches(words, self._by_name, self._name_spans)
+        key = "-".join(words)
+        if len(key) < 2:  # one letter is inside nearly every name
+            return found
+        position = self._joined_names.find(key)
+        while position != -1:
+            doc = bisect.bisect_right(self._name_starts, position) - 1
+            found.add(doc)
+            position = self._joined_names.find(key, self._name_starts[doc + 1])
+        return found
+
+    def _tag_matches(self, query: str, tokens: list[str]) -> set[int]:
+        keys = {" ".join(_stems(_words(part))) for part in query.split()}
+        keys.update(tokens)
+        keys.add(" ".join(tokens))
+        found: set[int] = set()
+        for key in keys:
+            found.update(self._by_tag.get(key, ()))
+        return found
+
+    def _description_phrase(self, query: str, words: list[str], tokens: list[str]) -> list[int]:
+        if not tokens:  # only stop words: a phrase like "how to" is no evidence
+            return []
+        # A description holding the phrase holds each of its tokens: scan the rarest one's docs.
+        # A description holding the phrase holds each of its words: intersect their doc lists.
+        lists = sorted((self._description_index.get(word, []) for word in set(words)), key=len)
+        phrase = " ".join(query.lower().split())
+        if len(lists) == 1 and words == [phrase]:
+            return lists[0]
+        pattern = re.compile(r"(?<!\w)" + re.escape(phrase) + r"(?!\w)")
+        texts = self._descriptions
+        return [
+            doc
+            for doc in set(lists[0]).intersection(*lists[1:])
+            if phrase in texts[doc] and pattern.search(texts[doc])
+        ]
+
+
+def _add(terms: Counter[str], tokens: list[str], weight: int) -> None:
+    for token in tokens:
+        terms[token] += weight
+
+
+def _bm25_postings(docs: list[Counter[str]]) -> dict[str, dict[int, float]]:
+    """Token -> {doc: BM25 term score}; the corpus never changes, so the scores are final."""
+    lengths = [sum(terms.values()) for terms in docs]
+    average = max(sum(lengths) / len(docs), 1.0) if docs else 1.0
+    frequency: Counter[str] = Counter()
+    for terms in docs:
+        frequency.update(terms.keys())
+    idf = {
+        token: math.log(1.0 + (len(docs) - count + 0.5) / (count + 0.5))
+        for token, count in frequency.items()
+    }
+    postings: dict[str, dict[int, float]] = defaultdict(dict)
+    for doc, terms in enumerate(docs):
+        norm = _K1 * (1.0 - _B + _B * lengths[doc] / average)
+        for token, tf in terms.items():
+            postings[token][doc] = idf[token] * tf * (_K1 + 1.0) / (tf + norm)
+    return dict(postings)
+
+
+def closest_names(name: str, names: Iterable[str], *, limit: int = 3) -> list[str]:
+    """Best "did you mean" suggestions for ``name`` among ``names``, best first.
+
+    Similarity is difflib's ratio (case-insensitive), raised for prefix and substring matches;
+    weak matches are dropped. Equal scores are ordered by name, so results are deterministic.
+
+    Raises:
+        UsageError: ``limit`` is below 1.
+    """
+    if limit < 1:
+        raise UsageError(f"limit must be at least 1, got {limit}")
+    wanted = name.strip().lower()
+    if not wanted:
+        return []
+    matcher = difflib.SequenceMatcher(autojunk=False)
+    matcher.set_seq2(wanted)  # difflib caches details about seq2
+    scored = []
+    for candidate in set(names):
+        lowered = candidate.lower()
+        matcher.set_seq1(lowered)
+        score = matcher.ratio()
+        if min(len(lowered), len(wanted)) < 2:  # "a" is a prefix of too much to mean anything
+            pass
+        elif lowered.startswith(wanted) or wanted.startswith(lowered):
+            score += 0.3
+        elif wanted in lowered or lowered in wanted:
+            score += 0.2
+        if score >= 0.6:
+            scored.append((-score, candidate))
+    return [candidate for _, candidate in heapq.nsmallest(limit, scored)]
