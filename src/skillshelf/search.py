@@ -233,8 +233,11 @@ class SearchIndex:
         for postings in lists:
             for doc, weight in postings.items():
                 totals[doc] += weight
-        touched = set().union(*lists)
-        return dict(zip(touched, map(totals.__getitem__, touched), strict=True))
+        if sum(map(len, lists)) < len(totals) // 4:
+            touched = set().union(*lists)
+            return dict(zip(touched, map(totals.__getitem__, touched), strict=True))
+        # Many postings: picking the non-zero totals out of the flat list is cheaper.
+        return dict(zip(compress(range(len(totals)), totals), filter(None, totals), strict=True))
 
     def _window_matches(
         self, words: list[str], table: dict[str, list[int]], spans: set[int]
@@ -276,7 +279,7 @@ class SearchIndex:
         phrase = " ".join(query.lower().split())
         if len(lists) == 1 and words == [phrase]:
             return lists[0]
-        pattern = re.compile(r"(?<!\w)" + re.escape(phrase) + r"(?!\w)")
+        pattern = re.compile(r"(?<![^\W_])" + re.escape(phrase) + r"(?![^\W_])")
         texts = self._descriptions
         return [
             doc
