@@ -239,6 +239,8 @@ def _parse_simple(fm_text: str) -> tuple[dict[str, YamlValue], dict[str, int]] |
         data[key] = scalar
         rows[key] = row
         open_key, submap = ("" if sep else key), None
+    if not data:
+        return None  # an empty document is not a mapping: let the YAML path say so
     return data, rows
 
 

@@ -168,7 +168,12 @@ def build_manifest(
     description = _check_description(data, out)
     compatibility = _check_compatibility(data, out)
     for key in fm.duplicate_keys:
-        out.add("frontmatter.duplicate_key", "warning", f"Key {key!r} is given twice; the last value is used", key)
+        out.add(
+            "frontmatter.duplicate_key",
+            "warning",
+            f"Key {key!r} is given twice; the last value is used",
+            key,
+        )
     if name is None or description is None:
         return None, out.items
     license_ = _optional_str(data, "license", out) if "license" in data else None
@@ -224,7 +229,10 @@ def _check_name(data: Mapping[str, YamlValue], dir_name: str | None, out: _Colle
         out.add("name.hyphen_edge", "error", "Skill name cannot start or end with a hyphen", "name")
     if "--" in name:
         out.add(
-            "name.consecutive_hyphens", "error", "Skill name cannot contain consecutive hyphens", "name"
+            "name.consecutive_hyphens",
+            "error",
+            "Skill name cannot contain consecutive hyphens",
+            "name",
         )
     letters = name.replace("-", "")
     if letters and not letters.isalnum():
@@ -298,7 +306,12 @@ def _optional_str(data: Mapping[str, YamlValue], key: str, out: _Collector) -> s
         return None
     if isinstance(raw, str):
         return raw
-    out.add(f"{key.replace('-', '_')}.type", "warning", f"Field '{key}' should be a string; ignored", key)
+    out.add(
+        f"{key.replace('-', '_')}.type",
+        "warning",
+        f"Field '{key}' should be a string; ignored",
+        key,
+    )
     return None
 
 
@@ -311,7 +324,9 @@ def _metadata(data: Mapping[str, YamlValue], out: _Collector) -> dict[str, str]:
     if raw is None:
         return {}
     if not isinstance(raw, dict):
-        out.add("metadata.type", "warning", "Field 'metadata' should be a mapping; ignored", "metadata")
+        out.add(
+            "metadata.type", "warning", "Field 'metadata' should be a mapping; ignored", "metadata"
+        )
         return {}
     bad = [k for k, v in raw.items() if not isinstance(v, str)]
     if bad:
@@ -344,33 +359,65 @@ def _bool(data: Mapping[str, YamlValue], key: str, default: bool, out: _Collecto
         return True
     if isinstance(raw, str) and raw.strip().lower() in _FALSE:
         return False
-    out.add("extension.type", "warning", f"Field '{key}' should be true or false; using {default}", key)
+    out.add(
+        "extension.type", "warning", f"Field '{key}' should be true or false; using {default}", key
+    )
     return default
 
 
-def _extensions(data: Mapping[str, YamlValue], out: _Collector) -> dict[str, object]:
-    merged: dict[str, YamlValue] = {}
-    for key, value in data.items():
-        canonical = ALIASES.get(key, key)
-        if canonical in merged and isinstance(merged[canonical], list) and isinstance(value, list):
-            merged[canonical] = [*merged[canonical], *value]  # type: ignore[misc]
+def _alias_values(data: Mapping[str, YamlValue], canonical: str) -> list[YamlValue]:
+    """Values of ``canonical`` and its aliases, in the order the author wrote them."""
+    return [v for k, v in data.items() if ALIASES.get(k, k) == canonical]
+
+
+def _phrases(data: Mapping[str, YamlValue], canonical: str, out: _Collector) -> tuple[str, ...]:
+    phrases: list[str] = []
+    for value in _alias_values(data, canonical):
+        if isinstance(value, str):
+            phrases.append(value.strip())  # a trigger phrase may itself contain commas
+        elif isinstance(value, list):
+            phrases.extend(_as_text(v).strip() for v in value)
         else:
-            merged.setdefault(canonical, value)
-    tools_raw = merged.get("allowed-tools")
-    if isinstance(tools_raw, str):
-        tools = parse_allowed_tools(tools_raw)
-    else:
-        tools = _str_list(merged, "allowed-tools", out)
+            out.add(
+                "extension.type",
+                "warning",
+                f"Field {canonical!r} should be a list; ignored",
+                canonical,
+            )
+    return tuple(p for p in phrases if p)
+
+
+def _tools(data: Mapping[str, YamlValue], out: _Collector) -> tuple[tuple[str, ...], str | None]:
+    tools: list[str] = []
+    raw: str | None = None
+    for value in _alias_values(data, "allowed-tools"):
+        if isinstance(value, str):
+            raw = value if raw is None else raw
+            tools.extend(parse_allowed_tools(value))
+        elif isinstance(value, list):
+            tools.extend(_as_text(v).strip() for v in value if _as_text(v).strip())
+        else:
+            out.add(
+                "allowed_tools.type",
+                "warning",
+                "Field 'allowed-tools' should be a string or a list; ignored",
+                "allowed-tools",
+            )
+    return tuple(dict.fromkeys(tools)), raw
+
+
+def _extensions(data: Mapping[str, YamlValue], out: _Collector) -> dict[str, object]:
+    tools, tools_raw = _tools(data, out)
     known = SPEC_FIELDS | EXTENSION_FIELDS
     return {
         "allowed_tools": tools,
-        "allowed_tools_raw": tools_raw if isinstance(tools_raw, str) else None,
+        "allowed_tools_raw": tools_raw,
         "disable_model_invocation": _bool(data, "disable-model-invocation", False, out),
         "user_invocable": _bool(data, "user-invocable", True, out),
         "argument_hint": _optional_str(data, "argument-hint", out),
         "when_to_use": _optional_str(data, "when_to_use", out),
         "version": _optional_str(data, "version", out),
-        "tags": _str_list(merged, "tags", out),
-        "triggers": _str_list(merged, "triggers", out),
+        "tags": _str_list(data, "tags", out),
+        "triggers": _phrases(data, "triggers", out),
         "extra": {k: v for k, v in data.items() if k not in known},
     }

@@ -25,7 +25,7 @@ import re
 from collections import Counter, defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass
-from itertools import accumulate, compress, repeat
+from itertools import accumulate, compress, filterfalse, repeat
 from typing import Protocol
 
 from skillshelf.errors import UsageError
@@ -51,6 +51,11 @@ _NAME_CONTAINS: _Tier = (2, "name contains")
 _TAG: _Tier = (1, "tag")
 _DESCRIPTION: _Tier = (1, "description")
 _BM25: _Tier = (0, "bm25")
+
+# closest_names: difflib ratio plus a bonus, kept when at least _MIN_SIMILARITY.
+_PREFIX_BONUS = 0.3
+_SUBSTRING_BONUS = 0.2
+_MIN_SIMILARITY = 0.6
 
 _WORD = re.compile(r"[^\W_]+")
 _STOP_WORDS = frozenset(
@@ -94,8 +99,8 @@ class Searchable(Protocol):
 
 
 def _words(text: str) -> list[str]:
-    """Lowercase words; ``-``, ``_`` and every non-word character separate them."""
-    return _WORD.findall(text.lower())
+    """Case-folded words; ``-``, ``_`` and every non-word character separate them."""
+    return _WORD.findall(text.casefold())
 
 
 @functools.lru_cache(maxsize=65_536)
@@ -121,7 +126,7 @@ def _stems(words: list[str]) -> list[str]:
 
     Queries and skills go through the same function, so their tokens meet.
     """
-    return [_stem(word) for word in words if word not in _STOP_WORDS]
+    return list(map(_stem, filterfalse(_STOP_WORDS.__contains__, words)))
 
 
 def _cap(query: str) -> str:
@@ -146,35 +151,39 @@ class SearchIndex:
         self._by_trigger: dict[str, list[int]] = defaultdict(list)
         self._by_tag: dict[str, list[int]] = defaultdict(list)
         self._description_index: dict[str, list[int]] = defaultdict(list)
-        # Lowercase, whitespace collapsed, for phrase checks.
-        self._descriptions = [" ".join(item.description.lower().split()) for item in self._items]
-        weighted: list[Counter[str]] = []
-        for doc, item in enumerate(self._items):
-            name_words = _words(item.name)
-            self._by_name["-".join(name_words)].append(doc)
-            description_words = _words(item.description)
-            for word in dict.fromkeys(description_words):
-                self._description_index[word].append(doc)
-            terms = Counter(_stems(description_words))
-            _add(terms, _stems(name_words), _NAME_WEIGHT)
-            for trigger in item.triggers:
-                trigger_words = _words(trigger)
-                self._by_trigger["-".join(trigger_words)].append(doc)
-                _add(terms, _stems(trigger_words), _TRIGGER_WEIGHT)
-            for tag in item.tags:
-                tag_tokens = _stems(_words(tag))
-                self._by_tag[" ".join(tag_tokens)].append(doc)
-                _add(terms, tag_tokens, _TAG_WEIGHT)
-            weighted.append(terms)
+        # Case-folded, whitespace collapsed, for phrase checks.
+        self._descriptions = [" ".join(i.description.casefold().split()) for i in self._items]
+        self._name_keys: list[str] = []
+        weighted = [self._index_item(doc, item) for doc, item in enumerate(self._items)]
         for table in (self._by_name, self._by_trigger, self._by_tag):
             table.pop("", None)  # all punctuation or stop words: matches nothing
         self._name_spans = {key.count("-") + 1 for key in self._by_name}
         self._trigger_spans = {key.count("-") + 1 for key in self._by_trigger}
         # One string of all names, so "name contains" is a C-speed str.find, not a Python loop.
-        name_keys = ["-".join(_words(item.name)) for item in self._items]
-        self._joined_names = "\n".join(name_keys)
-        self._name_starts = list(accumulate((len(key) + 1 for key in name_keys), initial=0))
+        self._joined_names = "\n".join(self._name_keys)
+        self._name_starts = list(accumulate((len(k) + 1 for k in self._name_keys), initial=0))
         self._postings = _bm25_postings(weighted)
+
+    def _index_item(self, doc: int, item: Searchable) -> Counter[str]:
+        """Index ``item``'s exact-match keys; return its weighted BM25 term counts."""
+        name_words = _words(item.name)
+        self._name_keys.append("-".join(name_words))
+        self._by_name[self._name_keys[-1]].append(doc)
+        description_words = _words(item.description)
+        for word in set(description_words):
+            self._description_index[word].append(doc)
+        terms = Counter(_stems(description_words))
+        _add_terms(terms, _stems(name_words), _NAME_WEIGHT)
+        for trigger in item.triggers:
+            trigger_words = _words(trigger)
+            if trigger_tokens := _stems(trigger_words):  # "how to" alone would match anything
+                self._by_trigger["-".join(trigger_words)].append(doc)
+                _add_terms(terms, trigger_tokens, _TRIGGER_WEIGHT)
+        for tag in item.tags:
+            tag_tokens = _stems(_words(tag))
+            self._by_tag[" ".join(tag_tokens)].append(doc)
+            _add_terms(terms, tag_tokens, _TAG_WEIGHT)
+        return terms
 
     def __len__(self) -> int:
         return len(self._items)
@@ -273,10 +282,9 @@ class SearchIndex:
     def _description_phrase(self, query: str, words: list[str], tokens: list[str]) -> list[int]:
         if not tokens:  # only stop words: a phrase like "how to" is no evidence
             return []
-        # A description holding the phrase holds each of its tokens: scan the rarest one's docs.
         # A description holding the phrase holds each of its words: intersect their doc lists.
         lists = sorted((self._description_index.get(word, []) for word in set(words)), key=len)
-        phrase = " ".join(query.lower().split())
+        phrase = " ".join(query.casefold().split())
         if len(lists) == 1 and words == [phrase]:
             return lists[0]
         pattern = re.compile(r"(?<![^\W_])" + re.escape(phrase) + r"(?![^\W_])")
@@ -288,7 +296,7 @@ class SearchIndex:
         ]
 
 
-def _add(terms: Counter[str], tokens: list[str], weight: int) -> None:
+def _add_terms(terms: Counter[str], tokens: list[str], weight: int) -> None:
     for token in tokens:
         terms[token] += weight
 
@@ -323,22 +331,26 @@ def closest_names(name: str, names: Iterable[str], *, limit: int = 3) -> list[st
     """
     if limit < 1:
         raise UsageError(f"limit must be at least 1, got {limit}")
-    wanted = name.strip().lower()
+    wanted = name.strip().casefold()
     if not wanted:
         return []
     matcher = difflib.SequenceMatcher(autojunk=False)
     matcher.set_seq2(wanted)  # difflib caches details about seq2
     scored = []
     for candidate in set(names):
-        lowered = candidate.lower()
-        matcher.set_seq1(lowered)
-        score = matcher.ratio()
-        if min(len(lowered), len(wanted)) < 2:  # "a" is a prefix of too much to mean anything
-            pass
-        elif lowered.startswith(wanted) or wanted.startswith(lowered):
-            score += 0.3
-        elif wanted in lowered or lowered in wanted:
-            score += 0.2
-        if score >= 0.6:
+        folded = candidate.casefold()
+        bonus = 0.0
+        if min(len(folded), len(wanted)) >= 2:  # "a" is a prefix of too much to mean anything
+            if folded.startswith(wanted) or wanted.startswith(folded):
+                bonus = _PREFIX_BONUS
+            elif wanted in folded or folded in wanted:
+                bonus = _SUBSTRING_BONUS
+        matcher.set_seq1(folded)
+        # The quick ratios are cheap upper bounds of ratio(): skip hopeless names early.
+        if matcher.real_quick_ratio() + bonus < _MIN_SIMILARITY:
+            continue
+        if matcher.quick_ratio() + bonus < _MIN_SIMILARITY:
+            continue
+        if (score := matcher.ratio() + bonus) >= _MIN_SIMILARITY:
             scored.append((-score, candidate))
     return [candidate for _, candidate in heapq.nsmallest(limit, scored)]
