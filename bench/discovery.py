@@ -93,6 +93,11 @@ def _words(rng: random.Random, count: int) -> str:
     return " ".join(rng.choices(_VOCABULARY, k=count))
 
 
+def _sentence(rng: random.Random, count: int) -> str:
+    text = _words(rng, count)
+    return f"{text[:1].upper()}{text[1:]}."
+
+
 def make_description(rng: random.Random) -> str:
     """A ~40-word description ending with a "Use when …" sentence."""
     verb, topic = rng.choice(_VERBS), rng.choice(_TOPICS)
@@ -122,13 +127,13 @@ def make_skill_md(i: int, rng: random.Random) -> str:
     )
     body: list[str] = []
     while len(head) + sum(len(p) + 2 for p in body) < SKILL_MD_BYTES:
-        body.append(f"{_words(rng, 16).capitalize()}.")
+        body.append(_sentence(rng, 16))
     return head + "\n\n".join(body) + "\n"
 
 
 def make_guide(i: int, rng: random.Random) -> str:
     """A small reference file."""
-    return f"# Guide for {skill_name(i)}\n\n{_words(rng, 60).capitalize()}.\n"
+    return f"# Guide for {skill_name(i)}\n\n{_sentence(rng, 60)}\n"
 
 
 def count_skills(root: Path) -> int:

@@ -10,6 +10,8 @@ import argparse
 import random
 import statistics
 import time
+from collections import defaultdict
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from skillshelf.search import SearchIndex
@@ -65,17 +67,17 @@ def make_skills(n: int, rng: random.Random) -> list[_Skill]:
     return skills
 
 
-def make_queries(skills: list[_Skill], count: int, rng: random.Random) -> list[str]:
-    """A mix of exact names, single words, phrases, long queries and misses."""
-    makers = (
-        lambda: rng.choice(skills).name,
-        lambda: rng.choice(_VOCABULARY),
-        lambda: " ".join(rng.choices(_VOCABULARY, k=rng.randint(2, 4))),
-        lambda: " ".join(rng.choice(skills).description.split()[:3]),
-        lambda: " ".join(rng.choices(_VOCABULARY, k=30)),
-        lambda: f"zz{rng.randint(0, 10**6)} qq{rng.randint(0, 10**6)}",
-    )
-    return [makers[i % len(makers)]() for i in range(count)]
+def make_queries(skills: list[_Skill], count: int, rng: random.Random) -> list[tuple[str, str]]:
+    """``(kind, query)`` pairs: exact names, words, phrases, 30-word queries and misses."""
+    makers: list[tuple[str, Callable[[], str]]] = [
+        ("exact name", lambda: rng.choice(skills).name),
+        ("one word", lambda: rng.choice(_VOCABULARY)),
+        ("2-4 words", lambda: " ".join(rng.choices(_VOCABULARY, k=rng.randint(2, 4)))),
+        ("phrase", lambda: " ".join(rng.choice(skills).description.split()[:3])),
+        ("30 words", lambda: " ".join(rng.choices(_VOCABULARY, k=30))),
+        ("miss", lambda: f"zz{rng.randint(0, 10**6)} qq{rng.randint(0, 10**6)}"),
+    ]
+    return [(kind, make()) for kind, make in (makers[i % len(makers)] for i in range(count))]
 
 
 def _percentile(samples: list[float], pct: int) -> float:
@@ -97,20 +99,23 @@ def main() -> int:
     index = SearchIndex(skills)
     build_ms = (time.perf_counter() - start) * 1000
 
-    timings: list[float] = []
+    timings: dict[str, list[float]] = defaultdict(list)
     hits = 0
-    for query in queries:
+    for kind, query in queries:
         start = time.perf_counter()
         results = index.search(query, limit=10)
-        timings.append((time.perf_counter() - start) * 1000)
+        timings[kind].append((time.perf_counter() - start) * 1000)
         hits += bool(results)
 
-    print(f"skills: {len(index)}  queries: {len(queries)}  queries with hits: {hits}")
+    every = [ms for samples in timings.values() for ms in samples]
+    print(f"skills: {len(index)}  queries: {len(every)}  queries with hits: {hits}")
     print(f"build: {build_ms:.1f} ms")
     print(
-        f"search: p50 {_percentile(timings, 50):.3f} ms  p95 {_percentile(timings, 95):.3f} ms  "
-        f"p99 {_percentile(timings, 99):.3f} ms  max {max(timings):.3f} ms"
+        f"search: p50 {_percentile(every, 50):.3f} ms  p95 {_percentile(every, 95):.3f} ms  "
+        f"p99 {_percentile(every, 99):.3f} ms  max {max(every):.3f} ms"
     )
+    for kind, samples in timings.items():
+        print(f"  {kind:<11} p50 {statistics.median(samples):.3f} ms  max {max(samples):.3f} ms")
     return 0
 
 

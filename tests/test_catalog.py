@@ -10,7 +10,9 @@ from skillshelf.errors import UsageError
 
 def _entries(n: int, desc_len: int = 200) -> list[CatalogEntry]:
     return [
-        CatalogEntry(f"skill-{i:02d}", ("word " * desc_len)[:desc_len], f"/s/skill-{i:02d}/SKILL.md")
+        CatalogEntry(
+            f"skill-{i:02d}", ("word " * desc_len)[:desc_len], f"/s/skill-{i:02d}/SKILL.md"
+        )
         for i in range(n)
     ]
 

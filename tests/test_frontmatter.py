@@ -167,6 +167,6 @@ def test_binary_content_is_refused() -> None:
 
 
 def test_fast_path_and_yaml_path_agree_on_nested_metadata() -> None:
-    simple = "---\nname: a\ndescription: b\nmetadata:\n  author: me\n  version: \"1.0\"\n---\n"
+    simple = '---\nname: a\ndescription: b\nmetadata:\n  author: me\n  version: "1.0"\n---\n'
     tricky = simple.replace("author: me", "author: me  # comment")
     assert parse_frontmatter(simple).data == parse_frontmatter(tricky).data

@@ -80,7 +80,10 @@ def test_lowercase_skill_md_is_accepted(tmp_path: Path) -> None:
         ("---\nname: x\ndescription: y\n", "frontmatter.unclosed"),
         ("---\nname: [x\n---\n", "frontmatter.yaml"),
         ("---\n- a\n- b\n---\n", "frontmatter.not_mapping"),
-        ("---\nname: x\ndescription: !!python/object/apply:os.system [ls]\n---\n", "frontmatter.tag"),
+        (
+            "---\nname: x\ndescription: !!python/object/apply:os.system [ls]\n---\n",
+            "frontmatter.tag",
+        ),
         ("---\nname: bad\ndescription: ''\n---\n", "description.empty"),
         ("---\ndescription: no name\n---\n", "name.missing"),
     ],

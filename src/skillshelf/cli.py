@@ -19,6 +19,7 @@ from skillshelf.errors import FileAccessError, SkillNotFoundError, SkillshelfErr
 
 if TYPE_CHECKING:
     from skillshelf.diagnostics import Diagnostic
+    from skillshelf.frontmatter import Mode
     from skillshelf.repository import Repository
 
 __all__ = ["main"]
@@ -60,15 +61,22 @@ def root_options(func: F) -> F:
             help="Also walk hidden folders (.curated/, .system/, …) and node_modules.",
         ),
         click.option(
-            "--max-depth", type=click.IntRange(0, 64), default=6, show_default=True,
+            "--max-depth",
+            type=click.IntRange(0, 64),
+            default=6,
+            show_default=True,
             help="Folder levels searched below each root.",
         ),
         click.option(
-            "--max-dirs", type=click.IntRange(1), default=2000, show_default=True,
+            "--max-dirs",
+            type=click.IntRange(1),
+            default=2000,
+            show_default=True,
             help="Folders visited per root before the scan stops (with a warning).",
         ),
         click.option(
-            "--no-cache", is_flag=True,
+            "--no-cache",
+            is_flag=True,
             help="Do not read or write the index cache ($SKILLSHELF_CACHE_DIR).",
         ),
     ]
@@ -140,10 +148,8 @@ def validate(paths: tuple[str, ...], strict: bool, as_json: bool, include_hidden
     """
     from skillshelf.validate import validate_path
 
-    mode = "strict" if strict else "lenient"
-    reports = [
-        r for p in paths for r in validate_path(p, mode=mode, include_hidden=include_hidden)
-    ]
+    mode: Mode = "strict" if strict else "lenient"
+    reports = [r for p in paths for r in validate_path(p, mode=mode, include_hidden=include_hidden)]
     if as_json:
         _emit_json([r.to_dict() for r in reports])
     else:
@@ -190,13 +196,24 @@ def list_(as_json: bool, show_all: bool, **kwargs: Any) -> None:
     ]
     if show_all:
         rows += [
-            {"name": sh.skill.name, "status": "shadowed", "reason": f"shadowed by {sh.winner}",
-             "path": sh.skill.directory, "root": sh.skill.root}
+            {
+                "name": sh.skill.name,
+                "status": "shadowed",
+                "reason": f"shadowed by {sh.winner}",
+                "path": sh.skill.directory,
+                "root": sh.skill.root,
+            }
             for sh in repo.shadowed
         ]
         rows += [
-            {"name": None, "status": "skipped", "reason": sk.reason, "path": sk.path,
-             "root": sk.root, "diagnostics": [d.to_dict() for d in sk.diagnostics]}
+            {
+                "name": None,
+                "status": "skipped",
+                "reason": sk.reason,
+                "path": sk.path,
+                "root": sk.root,
+                "diagnostics": [d.to_dict() for d in sk.diagnostics],
+            }
             for sk in repo.skipped
         ]
     if as_json:
@@ -208,8 +225,11 @@ def list_(as_json: bool, show_all: bool, **kwargs: Any) -> None:
     _table(
         ["name", "status", "description" if not show_all else "description / reason"],
         [
-            [str(r["name"] or "-"), str(r["status"]),
-             _short(str(r.get("description") or r.get("reason") or ""), 100)]
+            [
+                str(r["name"] or "-"),
+                str(r["status"]),
+                _short(str(r.get("description") or r.get("reason") or ""), 100),
+            ]
             for r in rows
         ],
     )
@@ -295,8 +315,13 @@ def show(name: str, as_json: bool, **kwargs: Any) -> None:
 @click.argument("name")
 @click.argument("path")
 @root_options
-@click.option("--max-chars", type=click.IntRange(1), default=24_000, show_default=True,
-              help="Cut text after this many characters (with a marker).")
+@click.option(
+    "--max-chars",
+    type=click.IntRange(1),
+    default=24_000,
+    show_default=True,
+    help="Cut text after this many characters (with a marker).",
+)
 def read(name: str, path: str, max_chars: int, **kwargs: Any) -> None:
     """Print a file of skill NAME, by PATH relative to the skill folder.
 
@@ -316,11 +341,21 @@ def read(name: str, path: str, max_chars: int, **kwargs: Any) -> None:
 
 @main.command()
 @root_options
-@click.option("--format", "fmt", type=click.Choice(["xml", "markdown"]), default="xml",
-              show_default=True, help="skills-ref's <available_skills> XML, or compact Markdown.")
-@click.option("--budget-chars", type=click.IntRange(0), default=None,
-              help="Fit the catalog in N characters: trim descriptions, then names only, then "
-              "count what is left out.")
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["xml", "markdown"]),
+    default="xml",
+    show_default=True,
+    help="skills-ref's <available_skills> XML, or compact Markdown.",
+)
+@click.option(
+    "--budget-chars",
+    type=click.IntRange(0),
+    default=None,
+    help="Fit the catalog in N characters: trim descriptions, then names only, then "
+    "count what is left out.",
+)
 def prompt(fmt: str, budget_chars: int | None, **kwargs: Any) -> None:
     """Print the skills catalog for a system prompt (stable order: by name)."""
     repo = _repo_from(kwargs)
@@ -342,8 +377,10 @@ def search(query: str, limit: int, as_json: bool, **kwargs: Any) -> None:
     hits = repo.search(query, limit=limit)
     if as_json:
         _emit_json(
-            [{"name": h.name, "score": round(h.score, 4), "description": h.description}
-             for h in hits]
+            [
+                {"name": h.name, "score": round(h.score, 4), "description": h.description}
+                for h in hits
+            ]
         )
         return
     if not hits:

@@ -54,7 +54,7 @@ class WalkOptions:
     full_read: bool = False
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Found:
     """A SKILL.md found by the walk, parsed (or reused from the index)."""
 
@@ -125,7 +125,11 @@ class _Walker:
                 return self._record(md_path, _failed(md_path, "file.unreadable", message))
             self.result.parsed += 1
             parsed = parse_skill_md(
-                md_path, mode=self.options.mode, full=self.options.full_read, preread=preread
+                md_path,
+                mode=self.options.mode,
+                full=self.options.full_read,
+                dir_name=directory.rpartition(os.sep)[2],
+                preread=preread,
             )
             return self._record(md_path, parsed)
         return None
@@ -163,9 +167,7 @@ class _Walker:
             with os.scandir(directory) as it:
                 entries = sorted(it, key=_entry_name)
         except OSError as exc:
-            self._diag(
-                "discovery.unreadable_dir", f"Cannot list folder: {exc.strerror}", directory
-            )
+            self._diag("discovery.unreadable_dir", f"Cannot list folder: {exc.strerror}", directory)
             return
         hidden_ok = self.options.include_hidden
         for entry in entries:
@@ -183,7 +185,9 @@ class _Walker:
         try:
             st = entry.stat()
         except OSError as exc:
-            self._diag("discovery.unreadable_dir", f"Cannot read folder: {exc.strerror}", entry.path)
+            self._diag(
+                "discovery.unreadable_dir", f"Cannot read folder: {exc.strerror}", entry.path
+            )
             return False
         key = (st.st_dev, st.st_ino)
         if key in self.seen_dirs:
@@ -199,9 +203,7 @@ class _Walker:
         self.seen_dirs.add(key)
         return True
 
-    def _diag(
-        self, code: str, message: str, path: str, *, severity: Severity = "error"
-    ) -> None:
+    def _diag(self, code: str, message: str, path: str, *, severity: Severity = "error") -> None:
         self.result.diagnostics.append(Diagnostic(code, severity, message, None, path))
 
 

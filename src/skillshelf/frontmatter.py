@@ -11,7 +11,9 @@ Two splitting rules exist:
   *safe* loader accepts is accepted; tags that would build objects are refused.
 * ``strict``: skills-ref 0.1.1's rules to the letter — the text must start with ``---``, is split
   on the first two ``---`` anywhere, the body is stripped, and the YAML must be of the subset
-  strictyaml accepts (no flow collections, anchors, aliases, tags or duplicate keys).
+  strictyaml accepts (no flow collections, anchors, aliases, tags, duplicate keys or sibling
+  maps indented differently; tabs only where its scanner takes them; ``<<`` merge keys as it
+  treats them).
 """
 
 from __future__ import annotations
@@ -63,7 +65,7 @@ class FrontmatterError(Exception):
         super().__init__(message)
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Frontmatter:
     """A parsed SKILL.md.
 
@@ -85,14 +87,15 @@ class Frontmatter:
 def decode_skill_md(raw: bytes, *, mode: Mode = "lenient") -> tuple[str, FrontmatterError | None]:
     """Decode SKILL.md bytes as UTF-8 and normalise line ends to ``\\n``.
 
-    Lenient mode strips a UTF-8 BOM and decodes invalid UTF-8 with replacement characters,
-    returning the problem alongside the text so the caller can report it; strict mode refuses.
+    Lenient mode strips a UTF-8 BOM, refuses NUL bytes and decodes invalid UTF-8 with replacement
+    characters, returning the problem alongside the text so the caller can report it; strict mode
+    refuses invalid UTF-8 and, like skills-ref's ``read_text``, keeps a BOM and NUL bytes.
 
     Raises:
-        FrontmatterError: ``file.binary`` for a NUL byte; ``file.encoding`` (strict mode) for
-            invalid UTF-8.
+        FrontmatterError: ``file.binary`` (lenient mode) for a NUL byte; ``file.encoding``
+            (strict mode) for invalid UTF-8.
     """
-    if b"\x00" in raw:
+    if mode == "lenient" and b"\x00" in raw:
         raise FrontmatterError("file.binary", "SKILL.md is a binary file, not UTF-8 text")
     problem = None
     try:
@@ -175,11 +178,34 @@ _CLOSING_FENCE: Final = re.compile(r"\n---[ \t]*(?:\n|\Z)")
 _PLAIN_FORBIDDEN_START: Final = frozenset("-?:,[]{}#&*!|>'\"%@`")
 
 
+_COMMON_KEYS: Final = frozenset(
+    {
+        "name",
+        "description",
+        "license",
+        "compatibility",
+        "metadata",
+        "allowed-tools",
+        "version",
+        "author",
+        "tags",
+        "triggers",
+        "argument-hint",
+        "user-invocable",
+        "disable-model-invocation",
+        "when_to_use",
+    }
+)
+
+
 def _simple_key(key: str) -> bool:
+    if key in _COMMON_KEYS:
+        return True
     return bool(key) and key.isascii() and key[0] != "-" and key.replace("-", "_").isidentifier()
 
 
 def _simple_scalar(value: str) -> str | None:
+    # The caller has already refused tabs, control characters and comments for the whole text.
     if not value:
         return ""
     first = value[0]
@@ -187,17 +213,21 @@ def _simple_scalar(value: str) -> str | None:
         if len(value) < 2 or value[-1] != first:
             return None
         inner = value[1:-1]
-        if first in inner or "\\" in inner or not inner.isprintable():
+        if first in inner or "\\" in inner:
             return None
         return inner
-    if first in _PLAIN_FORBIDDEN_START or value[-1] == ":":
-        return None
-    if ": " in value or " #" in value or not value.isprintable():
+    if first in _PLAIN_FORBIDDEN_START or value[-1] == ":" or ": " in value:
         return None
     return value
 
 
 def _parse_simple(fm_text: str) -> tuple[dict[str, YamlValue], dict[str, int]] | None:
+    # Whole-text checks first, in C: anything with a comment, a tab or a control character
+    # goes to the YAML loader.
+    if " #" in fm_text or "\n#" in fm_text or fm_text.startswith("#"):
+        return None
+    if not fm_text.replace("\n", "").isprintable():
+        return None
     data: dict[str, YamlValue] = {}
     rows: dict[str, int] = {}
     submap: dict[str, YamlValue] | None = None  # the map an indented line may add to
@@ -205,8 +235,7 @@ def _parse_simple(fm_text: str) -> tuple[dict[str, YamlValue], dict[str, int]] |
     row = -1
     for line in fm_text.split("\n"):
         row += 1
-        line = line.rstrip(" ")
-        if not line or line.lstrip(" ")[0] == "#":
+        if not line or line.isspace():
             continue
         nested = line[0] == " "
         if nested:
@@ -214,13 +243,15 @@ def _parse_simple(fm_text: str) -> tuple[dict[str, YamlValue], dict[str, int]] |
                 return None
             line = line[2:]
         key, sep, value = line.partition(": ")
-        if not sep:
+        if sep:
+            value = value.strip(" ")
+            if not value:
+                return None
+        else:
+            line = line.rstrip(" ")
             if line[-1] != ":":
                 return None
-            key, value = line[:-1], ""
-        elif not value.strip(" "):
-            return None
-        value = value.lstrip(" ")
+            key = line[:-1]
         scalar = _simple_scalar(value)
         if scalar is None or not _simple_key(key):
             return None
@@ -254,6 +285,32 @@ class _StringLoader(yaml.CSafeLoader if hasattr(yaml, "CSafeLoader") else yaml.S
 _StringLoader.yaml_implicit_resolvers = {}
 
 
+class _StrictLoader(yaml.SafeLoader):
+    """The pure-Python loader, for strict mode: strictyaml's scanner is ruamel.yaml's fork of it.
+
+    It refuses tabs exactly where strictyaml does (libyaml takes more), and with ruamel's line
+    counting — only ``\\n`` and ``\\r`` start a new line — it also reads ``\\x85``,
+    ``\\u2028`` and ``\\u2029`` as strictyaml does.
+    """
+
+    def forward(self, length: int = 1) -> None:
+        if self.pointer + length + 1 >= len(self.buffer):
+            self.update(length + 1)
+        while length:
+            ch = self.buffer[self.pointer]
+            self.pointer += 1
+            self.index += 1
+            if ch == "\n" or (ch == "\r" and self.buffer[self.pointer] != "\n"):
+                self.line += 1
+                self.column = 0
+            elif ch != _BOM:
+                self.column += 1
+            length -= 1
+
+
+_StrictLoader.yaml_implicit_resolvers = {}
+
+
 def _yaml_error(exc: yaml.YAMLError, first_line: int) -> FrontmatterError:
     mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
     line = mark.line + first_line if mark is not None else None
@@ -265,14 +322,16 @@ def _parse_yaml(fm_text: str, body: str, *, first_line: int, strict: bool) -> Fr
     if strict:
         _check_strict_subset(fm_text, first_line)
     try:
-        node = yaml.compose(fm_text, Loader=_StringLoader)
+        node = yaml.compose(fm_text, Loader=_StrictLoader if strict else _StringLoader)
     except yaml.YAMLError as exc:
         raise _yaml_error(exc, first_line) from None
+    builder = _Builder(first_line, strict=strict)
     if not isinstance(node, yaml.MappingNode):
+        if strict and node is not None:
+            builder.value(node)  # strictyaml reports what is wrong inside before the shape
         raise FrontmatterError(
             "frontmatter.not_mapping", "SKILL.md frontmatter must be a YAML mapping", line=1
         )
-    builder = _Builder(first_line, strict=strict)
     data = builder.mapping(node)
     lines = {
         str(key.value): key.start_mark.line + first_line
@@ -291,22 +350,15 @@ def _parse_yaml(fm_text: str, body: str, *, first_line: int, strict: bool) -> Fr
 def _check_strict_subset(fm_text: str, first_line: int) -> None:
     """Refuse the YAML features strictyaml refuses, with its error family's wording."""
     try:
-        for event in yaml.parse(fm_text, Loader=_StringLoader):
+        for event in yaml.parse(fm_text, Loader=_StrictLoader):
             problem = _strict_problem(event)
             if problem:
-                line = event.start_mark.line + first_line
+                line = event.start_mark.line + first_line if event.start_mark else None
                 raise FrontmatterError(
                     "frontmatter.yaml", f"Invalid YAML in frontmatter: {problem}", line=line
                 )
     except yaml.YAMLError as exc:
         raise _yaml_error(exc, first_line) from None
-    if "\t" in fm_text:
-        row = fm_text[: fm_text.index("\t")].count("\n")
-        raise FrontmatterError(
-            "frontmatter.yaml",
-            "Invalid YAML in frontmatter: tab characters are not allowed",
-            line=row + first_line,
-        )
 
 
 def _strict_problem(event: yaml.Event) -> str | None:
@@ -315,8 +367,7 @@ def _strict_problem(event: yaml.Event) -> str | None:
     if isinstance(event, yaml.NodeEvent) and event.anchor is not None:
         return "anchors are not allowed"
     if isinstance(event, yaml.ScalarEvent | yaml.CollectionStartEvent) and event.tag is not None:
-        if not isinstance(event, yaml.ScalarEvent) or event.tag != "!":
-            return f"tags are not allowed ({event.tag})"
+        return f"tags are not allowed ({event.tag})"  # even the non-specific `!`, as strictyaml
     if isinstance(event, yaml.CollectionStartEvent) and event.flow_style:
         return "flow style collections ([...] and {...}) are not allowed"
     return None
@@ -359,6 +410,7 @@ class _Builder:
         top = self.depth == 0
         self.depth += 1
         out: dict[str, YamlValue] = {}
+        merged: list[dict[str, YamlValue]] | None = None
         for key_node, value_node in node.value:
             if not isinstance(key_node, yaml.ScalarNode):
                 raise FrontmatterError(
@@ -367,6 +419,11 @@ class _Builder:
                     line=key_node.start_mark.line + self.first_line,
                 )
             key = str(key_node.value)
+            if self.strict and _is_merge_key(key_node):
+                if merged is not None:
+                    raise _strict_error(key_node, "duplicate key '<<'", self.first_line)
+                merged = self._merge_sources(value_node)
+                continue
             if key in out:
                 if self.strict:
                     raise FrontmatterError(
@@ -378,7 +435,22 @@ class _Builder:
                     self.top_duplicates.append(key)
             out[key] = self.value(value_node)
         self.depth -= 1
+        if self.strict:
+            _check_sibling_indentation(node, self.first_line)
+            # strictyaml keeps the keys a `<<` merges in, except in the top-level mapping.
+            for source in merged if merged is not None and not top else ():
+                for key, value in source.items():
+                    out.setdefault(key, value)
         return out
+
+    def _merge_sources(self, node: yaml.Node) -> list[dict[str, YamlValue]]:
+        sources: list[yaml.Node] = node.value if isinstance(node, yaml.SequenceNode) else [node]
+        maps = [source for source in sources if isinstance(source, yaml.MappingNode)]
+        if len(maps) != len(sources):
+            raise _strict_error(
+                node, "expected a mapping or list of mappings for merging", self.first_line
+            )
+        return [self.mapping(source) for source in maps]
 
     def _tag_error(self, node: yaml.Node) -> FrontmatterError:
         return FrontmatterError(
@@ -387,3 +459,34 @@ class _Builder:
             "(tags that build objects are never loaded)",
             line=node.start_mark.line + self.first_line,
         )
+
+
+def _strict_error(node: yaml.Node, problem: str, first_line: int) -> FrontmatterError:
+    return FrontmatterError(
+        "frontmatter.yaml",
+        f"Invalid YAML in frontmatter: {problem}",
+        line=node.start_mark.line + first_line,
+    )
+
+
+def _is_merge_key(node: yaml.ScalarNode) -> bool:
+    # ruamel.yaml (inside strictyaml) resolves a plain `<<` key to the YAML merge tag.
+    return node.value == "<<" and node.style is None and node.tag == _STR_TAG
+
+
+def _check_sibling_indentation(node: yaml.MappingNode, first_line: int) -> None:
+    """Refuse sibling map values that start in different columns, as strictyaml does."""
+    column = None
+    for key_node, value_node in node.value:
+        if not isinstance(value_node, yaml.MappingNode) or (
+            isinstance(key_node, yaml.ScalarNode) and _is_merge_key(key_node)
+        ):
+            continue
+        if column is None:
+            column = value_node.start_mark.column
+        elif value_node.start_mark.column != column:
+            raise _strict_error(
+                value_node,
+                "found mapping with indentation inconsistent with previous mapping",
+                first_line,
+            )

@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import marshal
+import operator
 import os
 import tempfile
 from dataclasses import fields
@@ -24,13 +25,14 @@ __all__ = ["default_cache_dir", "load_index", "save_index"]
 
 # Bump when the parsed form changes, so stale caches are ignored rather than misread.
 _FORMAT: Final = "skillshelf-index-3"
-_MANIFEST_FIELDS: Final = tuple(f.name for f in fields(Manifest))
+_manifest_row: Final = operator.attrgetter(*(f.name for f in fields(Manifest)))
 
 Index = dict[str, ParsedSkillMd]
 
 
 def default_cache_dir() -> Path:
-    """``$SKILLSHELF_CACHE_DIR``, else ``$XDG_CACHE_HOME/skillshelf``, else ``~/.cache/skillshelf``."""
+    """Where the index lives: ``$SKILLSHELF_CACHE_DIR``, ``$XDG_CACHE_HOME/skillshelf``, or
+    ``~/.cache/skillshelf``, first one set wins."""
     explicit = os.environ.get("SKILLSHELF_CACHE_DIR")
     if explicit:
         return Path(explicit)
@@ -75,9 +77,7 @@ def save_index(cache_dir: Path, key: str, index: Index) -> None:
 
 
 def _encode(parsed: ParsedSkillMd) -> tuple[object, ...]:
-    manifest = None
-    if parsed.manifest is not None:
-        manifest = tuple(getattr(parsed.manifest, name) for name in _MANIFEST_FIELDS)
+    manifest = None if parsed.manifest is None else _manifest_row(parsed.manifest)
     diags = tuple(
         (d.code, d.severity, d.message, d.field, d.path, d.line) for d in parsed.diagnostics
     )

@@ -221,7 +221,7 @@ def _read_head(path: Path, shown: str, *, limit: int) -> tuple[bytes, int, bool]
 
 def _classify(name: str, head: bytes) -> tuple[str, bool]:
     """Return (MIME type, is binary) from the file name and its first bytes."""
-    suffix = os.path.splitext(name)[1].lower()  # noqa: PTH122 - a name, not a path
+    suffix = os.path.splitext(name)[1].lower()
     if suffix in _MIME_OVERRIDES:
         guessed: str | None = _MIME_OVERRIDES[suffix]
     else:

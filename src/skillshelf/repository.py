@@ -218,9 +218,7 @@ class Repository:
     def __contains__(self, name: object) -> bool:
         return name in self._state.skills
 
-    def catalog(
-        self, *, format: CatalogFormat = "xml", budget_chars: int | None = None
-    ) -> str:
+    def catalog(self, *, format: CatalogFormat = "xml", budget_chars: int | None = None) -> str:
         """The catalog for a system prompt: every model-invocable skill, sorted by name.
 
         Skills marked ``disable-model-invocation: true`` are left out (only the user may
@@ -317,7 +315,11 @@ class Repository:
             if self.explicit_roots:
                 state.diagnostics.append(
                     Diagnostic(
-                        "root.missing", "error", "Root does not exist or is not a folder", None, root
+                        "root.missing",
+                        "error",
+                        "Root does not exist or is not a folder",
+                        None,
+                        root,
                     )
                 )
             return None

@@ -1,7 +1,6 @@
 """Rank skills against a free-text query, and suggest names for typos.
 
-Ranking is tiered, then BM25. A skill's best tier adds a constant far larger than any BM25
-score, so a higher tier always outranks a lower one; BM25 orders skills within a tier.
+A skill's best tier adds a constant no BM25 score can bridge; BM25 orders skills within a tier:
 
 1. ``"exact name"``: the query is the name (case, spaces, ``_`` and ``-`` are ignored).
 2. ``"trigger phrase"``: the query is, or contains as whole words, one of the skill's triggers.
@@ -10,8 +9,7 @@ score, so a higher tier always outranks a lower one; BM25 orders skills within a
    description contains the whole query as a phrase (case-insensitive, whole words).
 5. ``"bm25"``: BM25 over name (x3), triggers (x2), tags (x2) and description (x1) tokens.
 
-Results are deterministic: equal scores are ordered by name, whatever the input order.
-Everything query-independent is computed once in :class:`SearchIndex`'s constructor.
+Equal scores are ordered by name, whatever the input order.
 """
 
 from __future__ import annotations
@@ -34,10 +32,7 @@ __all__ = ["SearchHit", "SearchIndex", "Searchable", "closest_names"]
 
 _K1 = 1.5
 _B = 0.75
-_NAME_WEIGHT = 3
-_TRIGGER_WEIGHT = 2
-_TAG_WEIGHT = 2
-_DESCRIPTION_WEIGHT = 1
+_NAME_WEIGHT, _TRIGGER_WEIGHT, _TAG_WEIGHT = 3, 2, 2  # descriptions weigh 1
 # Long queries (a pasted paragraph) cost time but add no ranking signal past this many words.
 _MAX_QUERY_WORDS = 64
 # BM25 per query term is below idf * (k1 + 1) (< 60 even for a billion skills), times at most
@@ -53,11 +48,10 @@ _DESCRIPTION: _Tier = (1, "description")
 _BM25: _Tier = (0, "bm25")
 
 # closest_names: difflib ratio plus a bonus, kept when at least _MIN_SIMILARITY.
-_PREFIX_BONUS = 0.3
-_SUBSTRING_BONUS = 0.2
-_MIN_SIMILARITY = 0.6
+_PREFIX_BONUS, _SUBSTRING_BONUS, _MIN_SIMILARITY = 0.3, 0.2, 0.6
 
 _WORD = re.compile(r"[^\W_]+")
+_EDGE_PUNCTUATION = re.compile(r"^[\W_]+|[\W_]+$")
 _STOP_WORDS = frozenset(
     (  # noqa: SIM905 - a long word list reads best as one string
         "a an and are as at be by can do does for from how i in into is it me my of on or "
@@ -111,7 +105,7 @@ def _stem(word: str) -> str:
     for suffix, keep in (("ing", 4), ("ed", 3)):
         if word.endswith(suffix) and len(word) - len(suffix) >= keep and not word.endswith("eed"):
             stem = word[: -len(suffix)]
-            if stem[-1] == stem[-2] and stem[-1] not in "lsz":  # running -> run
+            if len(stem) > 3 and stem[-1] == stem[-2] and stem[-1] not in "lsz":  # running -> run
                 stem = stem[:-1]
             return stem
     if len(word) > 3 and word.endswith("s") and not word.endswith(("ss", "us", "is")):
@@ -127,14 +121,6 @@ def _stems(words: list[str]) -> list[str]:
     Queries and skills go through the same function, so their tokens meet.
     """
     return list(map(_stem, filterfalse(_STOP_WORDS.__contains__, words)))
-
-
-def _cap(query: str) -> str:
-    """The query cut after its first ``_MAX_QUERY_WORDS`` words."""
-    for count, match in enumerate(_WORD.finditer(query), start=1):
-        if count == _MAX_QUERY_WORDS:
-            return query[: match.end()]
-    return query
 
 
 class SearchIndex:
@@ -172,18 +158,18 @@ class SearchIndex:
         description_words = _words(item.description)
         for word in set(description_words):
             self._description_index[word].append(doc)
-        terms = Counter(_stems(description_words))
-        _add_terms(terms, _stems(name_words), _NAME_WEIGHT)
+        # A token repeated `weight` times counts `weight` times: Counter does the weighting.
+        tokens = _stems(description_words) + _stems(name_words) * _NAME_WEIGHT
         for trigger in item.triggers:
             trigger_words = _words(trigger)
             if trigger_tokens := _stems(trigger_words):  # "how to" alone would match anything
                 self._by_trigger["-".join(trigger_words)].append(doc)
-                _add_terms(terms, trigger_tokens, _TRIGGER_WEIGHT)
+                tokens += trigger_tokens * _TRIGGER_WEIGHT
         for tag in item.tags:
             tag_tokens = _stems(_words(tag))
             self._by_tag[" ".join(tag_tokens)].append(doc)
-            _add_terms(terms, tag_tokens, _TAG_WEIGHT)
-        return terms
+            tokens += tag_tokens * _TAG_WEIGHT
+        return Counter(tokens)
 
     def __len__(self) -> int:
         return len(self._items)
@@ -199,14 +185,14 @@ class SearchIndex:
         """
         if limit < 1:
             raise UsageError(f"limit must be at least 1, got {limit}")
-        query = _cap(query).strip()
-        words = _words(query)
+        query = " ".join(query.split()[:_MAX_QUERY_WORDS])
+        words = _words(query)[:_MAX_QUERY_WORDS]
         tokens = list(dict.fromkeys(_stems(words)))
         scores = self._bm25(tokens)
         reasons: dict[int, str] = {}
         for docs, (tier, reason) in (
             (self._by_name.get("-".join(words), ()), _EXACT_NAME),
-            (self._window_matches(words, self._by_trigger, self._trigger_spans), _TRIGGER),
+            (_window_matches(words, self._by_trigger, self._trigger_spans), _TRIGGER),
             (self._name_contains(words), _NAME_CONTAINS),
             (self._tag_matches(query, tokens), _TAG),
             (self._description_phrase(query, words, tokens), _DESCRIPTION),
@@ -216,20 +202,10 @@ class SearchIndex:
             reasons.update(dict.fromkeys(fresh, reason))
             bonus = map((tier * _TIER_STEP).__add__, map(scores.get, fresh, repeat(0.0)))
             scores.update(zip(fresh, bonus, strict=True))
-        chosen: Iterable[int] = scores
-        if len(scores) > limit:  # keep the scores at or above the limit-th best, in C
-            cutoff = heapq.nlargest(limit, scores.values())[-1]
-            chosen = compress(scores, map(cutoff.__le__, scores.values()))
-        # Doc numbers follow names, so equal scores come out by name.
-        best = sorted(chosen, key=lambda doc: (-scores[doc], doc))[:limit]
+        items = self._items
         return [
-            SearchHit(
-                name=self._items[doc].name,
-                score=scores[doc],
-                description=self._items[doc].description,
-                reason=reasons.get(doc, _BM25[1]),
-            )
-            for doc in best
+            SearchHit(items[d].name, scores[d], items[d].description, reasons.get(d, _BM25[1]))
+            for d in _best(scores, limit)
         ]
 
     def _bm25(self, tokens: list[str]) -> dict[int, float]:
@@ -248,18 +224,8 @@ class SearchIndex:
         # Many postings: picking the non-zero totals out of the flat list is cheaper.
         return dict(zip(compress(range(len(totals)), totals), filter(None, totals), strict=True))
 
-    def _window_matches(
-        self, words: list[str], table: dict[str, list[int]], spans: set[int]
-    ) -> set[int]:
-        """Docs whose key (words joined by ``-``) is a run of consecutive query words."""
-        found: set[int] = set()
-        for span in spans:
-            for start in range(len(words) - span + 1):
-                found.update(table.get("-".join(words[start : start + span]), ()))
-        return found
-
     def _name_contains(self, words: list[str]) -> set[int]:
-        found = self._window_matches(words, self._by_name, self._name_spans)
+        found = _window_matches(words, self._by_name, self._name_spans)
         key = "-".join(words)
         if len(key) < 2:  # one letter is inside nearly every name
             return found
@@ -284,7 +250,7 @@ class SearchIndex:
             return []
         # A description holding the phrase holds each of its words: intersect their doc lists.
         lists = sorted((self._description_index.get(word, []) for word in set(words)), key=len)
-        phrase = " ".join(query.casefold().split())
+        phrase = _EDGE_PUNCTUATION.sub("", query.casefold())  # "merge pdfs?" -> "merge pdfs"
         if len(lists) == 1 and words == [phrase]:
             return lists[0]
         pattern = re.compile(r"(?<![^\W_])" + re.escape(phrase) + r"(?![^\W_])")
@@ -296,9 +262,22 @@ class SearchIndex:
         ]
 
 
-def _add_terms(terms: Counter[str], tokens: list[str], weight: int) -> None:
-    for token in tokens:
-        terms[token] += weight
+def _window_matches(words: list[str], table: dict[str, list[int]], spans: set[int]) -> set[int]:
+    """Docs whose key (words joined by ``-``) is a run of consecutive query words."""
+    found: set[int] = set()
+    for span in spans:
+        for start in range(len(words) - span + 1):
+            found.update(table.get("-".join(words[start : start + span]), ()))
+    return found
+
+
+def _best(scores: dict[int, float], limit: int) -> list[int]:
+    """The ``limit`` best docs, best first; equal scores by doc number, which is name order."""
+    chosen: Iterable[int] = scores
+    if len(scores) > limit:  # only scores at or above the limit-th best, picked out in C
+        cutoff = heapq.nlargest(limit, scores.values())[-1]
+        chosen = compress(scores, map(cutoff.__le__, scores.values()))
+    return sorted(chosen, key=lambda doc: (-scores[doc], doc))[:limit]
 
 
 def _bm25_postings(docs: list[Counter[str]]) -> dict[str, dict[int, float]]:
@@ -346,11 +325,11 @@ def closest_names(name: str, names: Iterable[str], *, limit: int = 3) -> list[st
             elif wanted in folded or folded in wanted:
                 bonus = _SUBSTRING_BONUS
         matcher.set_seq1(folded)
-        # The quick ratios are cheap upper bounds of ratio(): skip hopeless names early.
-        if matcher.real_quick_ratio() + bonus < _MIN_SIMILARITY:
-            continue
-        if matcher.quick_ratio() + bonus < _MIN_SIMILARITY:
-            continue
-        if (score := matcher.ratio() + bonus) >= _MIN_SIMILARITY:
+        # The quick ratios are cheap upper bounds of ratio(): hopeless names stop early.
+        if (
+            matcher.real_quick_ratio() + bonus >= _MIN_SIMILARITY
+            and matcher.quick_ratio() + bonus >= _MIN_SIMILARITY
+            and (score := matcher.ratio() + bonus) >= _MIN_SIMILARITY
+        ):
             scored.append((-score, candidate))
     return [candidate for _, candidate in heapq.nsmallest(limit, scored)]

@@ -104,7 +104,7 @@ class Skill:
         return parsed.body
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class ParsedSkillMd:
     """The outcome of reading one SKILL.md.
 

@@ -1,0 +1,1 @@
+"""Compatibility layers that reproduce other Agent Skills libraries on skillshelf's core."""
