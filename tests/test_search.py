@@ -78,6 +78,11 @@ def test_trigger_phrase_matches_whole_words_only(index: SearchIndex) -> None:
     assert _reasons(index.search("make a decking"))["slides"] != "trigger phrase"
 
 
+def test_stop_word_trigger_never_matches() -> None:
+    index = SearchIndex([Skill("baker", "Bakes bread.", triggers=("how to",))])
+    assert index.search("how to knit") == []
+
+
 def test_trigger_phrase_outranks_name_contains(index: SearchIndex) -> None:
     hits = index.search("merge pdfs")
     assert hits[0].name == "pdf-tools"
@@ -128,6 +133,11 @@ def test_description_phrase_outranks_scattered_words() -> None:
     assert _reasons(hits) == {"beta": "description", "alpha": "bm25"}
 
 
+def test_description_phrase_ignores_surrounding_punctuation() -> None:
+    index = SearchIndex([Skill("beta", "Create a sales report every week.")])
+    assert index.search("sales report?")[0].reason == "description"
+
+
 def test_description_phrase_needs_whole_words() -> None:
     index = SearchIndex([Skill("alpha", "Uses sales reporting tools.")])
     assert index.search("sales report")[0].reason == "bm25"
@@ -156,6 +166,24 @@ def test_bm25_rarer_term_scores_higher() -> None:
     hits = index.search("convert audio clips")
     assert hits[0].name == "one"
     assert hits[1].score < hits[0].score
+
+
+@pytest.mark.parametrize("size", [2, 5, 60])
+def test_bm25_of_a_query_is_the_sum_of_its_words_scores(size: int) -> None:
+    # Plural descriptions ("word3s"): a word matches by stemming only, so every hit is pure BM25.
+    rng = random.Random(size)
+    words = [f"word{i}" for i in range(100)]
+    skills = [Skill(f"s{i}", " ".join(f"{w}s," for w in rng.sample(words, 2))) for i in range(200)]
+    index = SearchIndex(skills)
+    single = {
+        (word, hit.name): hit.score for word in words for hit in index.search(word, limit=200)
+    }
+    query = rng.sample(words, size)
+    hits = index.search(" ".join(query), limit=200)
+    assert hits
+    for hit in hits:
+        assert hit.reason == "bm25"
+        assert hit.score == pytest.approx(sum(single.get((w, hit.name), 0.0) for w in query))
 
 
 def test_equal_scores_are_ordered_by_name() -> None:

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import html
 from collections.abc import Iterable, Sequence
-import re
 from typing import Final, Literal, NamedTuple, Protocol
 
 from skillshelf.errors import UsageError
@@ -103,29 +102,28 @@ def _render(
     return _render_markdown(items, desc_limit=desc_limit, names_only=names_only, omitted=omitted)
 
 
-_MARKUP: Final = re.compile("[&<>\"']")
-
-
 def _escape(text: str) -> str:
-    # html.escape (what skills-ref uses) makes five passes; most descriptions need none.
-    return html.escape(text) if _MARKUP.search(text) else text
+    # html.escape (what skills-ref uses) makes five passes; most text needs none.
+    if "&" in text or "<" in text or ">" in text or '"' in text or "'" in text:
+        return html.escape(text)
+    return text
 
 
 def _render_xml(
     items: Sequence[CatalogEntry], *, desc_limit: int | None, names_only: bool, omitted: int
 ) -> str:
-    lines = ["<available_skills>"]
-    for item in items:
-        lines += ["<skill>", "<name>", _escape(item.name), "</name>"]
-        if not names_only:
-            description = _escape(_trim(item.description, desc_limit))
-            lines += ["<description>", description, "</description>"]
-            lines += ["<location>", item.location, "</location>"]
-        lines.append("</skill>")
+    if names_only:
+        parts = [f"<skill>\n<name>\n{_escape(item.name)}\n</name>\n</skill>" for item in items]
+    else:
+        parts = [
+            f"<skill>\n<name>\n{_escape(name)}\n</name>\n"
+            f"<description>\n{_escape(_trim(description, desc_limit))}\n</description>\n"
+            f"<location>\n{location}\n</location>\n</skill>"
+            for name, description, location in items
+        ]
     if omitted:
-        lines.append(f'<omitted count="{omitted}">{_omitted_text(omitted)}</omitted>')
-    lines.append("</available_skills>")
-    return "\n".join(lines)
+        parts.append(f'<omitted count="{omitted}">{_omitted_text(omitted)}</omitted>')
+    return "\n".join(["<available_skills>", *parts, "</available_skills>"])
 
 
 def _render_markdown(

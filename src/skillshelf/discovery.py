@@ -17,12 +17,14 @@ from typing import Final
 
 from skillshelf.diagnostics import Diagnostic, Severity
 from skillshelf.frontmatter import FrontmatterError, Mode
+from skillshelf.index_cache import Index, Row, encode_row
 from skillshelf.skill import SKILL_MD_NAMES, ParsedSkillMd, parse_skill_md, read_skill_md
 
 __all__ = [
     "DEFAULT_MAX_DEPTH",
     "DEFAULT_MAX_DIRS",
     "Found",
+    "Index",
     "WalkOptions",
     "WalkResult",
     "walk_root",
@@ -56,10 +58,17 @@ class WalkOptions:
 
 @dataclass(slots=True)
 class Found:
-    """A SKILL.md found by the walk, parsed (or reused from the index)."""
+    """A SKILL.md found by the walk.
+
+    Attributes:
+        skill_md: Its path.
+        row: Its index row (reused when the file is unchanged).
+        parsed: The fresh parse result, when the file was read on this walk.
+    """
 
     skill_md: str
-    parsed: ParsedSkillMd
+    row: Row
+    parsed: ParsedSkillMd | None = None
 
 
 @dataclass(slots=True)
@@ -72,7 +81,6 @@ class WalkResult:
     parsed: int = 0  # SKILL.md files actually read (not reused from the index)
 
 
-Index = dict[str, ParsedSkillMd]  # SKILL.md path → parse result (mtime_ns/size inside)
 
 
 def walk_root(root: str, options: WalkOptions, index: Index | None = None) -> WalkResult:
@@ -113,8 +121,10 @@ class _Walker:
             try:
                 if cached is not None:
                     st = os.stat(md_path)
-                    if (cached.mtime_ns, cached.size) == (st.st_mtime_ns, st.st_size):
-                        return self._record(md_path, cached)
+                    if cached[0] == st.st_mtime_ns and cached[1] == st.st_size:
+                        found = Found(md_path, cached)
+                        self.result.found.append(found)
+                        return found
                 preread = read_skill_md(md_path, full=self.options.full_read)
             except FrontmatterError as exc:
                 return self._record(md_path, _failed(md_path, exc.code, exc.message))
@@ -135,7 +145,7 @@ class _Walker:
         return None
 
     def _record(self, md_path: str, parsed: ParsedSkillMd) -> Found:
-        found = Found(md_path, parsed)
+        found = Found(md_path, encode_row(parsed), parsed)
         self.result.found.append(found)
         return found
 

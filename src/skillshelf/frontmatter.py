@@ -288,9 +288,10 @@ _StringLoader.yaml_implicit_resolvers = {}
 class _StrictLoader(yaml.SafeLoader):
     """The pure-Python loader, for strict mode: strictyaml's scanner is ruamel.yaml's fork of it.
 
-    It refuses tabs exactly where strictyaml does (libyaml takes more), and with ruamel's line
-    counting — only ``\\n`` and ``\\r`` start a new line — it also reads ``\\x85``,
-    ``\\u2028`` and ``\\u2029`` as strictyaml does.
+    It refuses tabs exactly where strictyaml does (libyaml takes more). Two of ruamel's changes
+    are copied: only ``\\n`` and ``\\r`` start a new column count, so ``\\x85``, ``\\u2028``
+    and ``\\u2029`` read the same; and after a ``...`` document end marker, YAML 1.2 style, any
+    further content is another document rather than skipped.
     """
 
     def forward(self, length: int = 1) -> None:
@@ -306,6 +307,12 @@ class _StrictLoader(yaml.SafeLoader):
             elif ch != _BOM:
                 self.column += 1
             length -= 1
+
+    def parse_document_end(self) -> yaml.DocumentEndEvent:
+        event = super().parse_document_end()
+        # YAML 1.2, as ruamel: after `...` anything but the end starts another (refused) document.
+        self.state = self.parse_implicit_document_start
+        return event
 
 
 _StrictLoader.yaml_implicit_resolvers = {}

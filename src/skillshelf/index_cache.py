@@ -15,19 +15,29 @@ import os
 import tempfile
 from dataclasses import fields
 from pathlib import Path
-from typing import Final
+from typing import Any, Final
 
 from skillshelf.diagnostics import Diagnostic
 from skillshelf.manifest import Manifest
 from skillshelf.skill import ParsedSkillMd
 
-__all__ = ["default_cache_dir", "load_index", "save_index"]
+__all__ = [
+    "Index",
+    "Row",
+    "decode_diagnostics",
+    "default_cache_dir",
+    "encode_row",
+    "load_index",
+    "save_index",
+]
 
 # Bump when the parsed form changes, so stale caches are ignored rather than misread.
 _FORMAT: Final = "skillshelf-index-3"
 _manifest_row: Final = operator.attrgetter(*(f.name for f in fields(Manifest)))
 
-Index = dict[str, ParsedSkillMd]
+# (mtime_ns, size, manifest fields in order or None, diagnostics as tuples)
+Row = tuple[int, int, tuple[Any, ...] | None, tuple[tuple[Any, ...], ...]]
+Index = dict[str, Row]
 
 
 def default_cache_dir() -> Path:
@@ -46,27 +56,29 @@ def _cache_file(cache_dir: Path, key: str) -> Path:
 
 
 def load_index(cache_dir: Path, key: str) -> Index:
-    """Load the index stored under ``key``; an empty one if there is none or it is unreadable."""
+    """Load the index stored under ``key``; an empty one if there is none or it is unreadable.
+
+    Rows are returned undecoded: a skill's manifest is only built when it is used.
+    """
     try:
         with open(_cache_file(cache_dir, key), "rb") as fh:
             payload = marshal.loads(fh.read())
         fmt, stored_key, rows = payload
-        if fmt != _FORMAT or stored_key != key:
+        if fmt != _FORMAT or stored_key != key or not isinstance(rows, dict):
             return {}
-        return {path: _decode(row) for path, row in rows.items()}
-    except (OSError, ValueError, EOFError, TypeError, KeyError):
+        return rows
+    except (OSError, ValueError, EOFError, TypeError):
         return {}
 
 
 def save_index(cache_dir: Path, key: str, index: Index) -> None:
     """Store ``index`` under ``key`` atomically; failures are silent (it is only a cache)."""
-    rows = {path: _encode(parsed) for path, parsed in index.items()}
     try:
         cache_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
         fd, tmp = tempfile.mkstemp(dir=cache_dir, prefix=".index-", suffix=".tmp")
         try:
             with os.fdopen(fd, "wb") as fh:
-                marshal.dump((_FORMAT, key, rows), fh)
+                marshal.dump((_FORMAT, key, index), fh)
             os.replace(tmp, _cache_file(cache_dir, key))
         except BaseException:
             with contextlib.suppress(OSError):
@@ -76,18 +88,15 @@ def save_index(cache_dir: Path, key: str, index: Index) -> None:
         return
 
 
-def _encode(parsed: ParsedSkillMd) -> tuple[object, ...]:
+def encode_row(parsed: ParsedSkillMd) -> Row:
+    """The index row for a parse result: ``(mtime_ns, size, manifest_row, diagnostic_rows)``."""
     manifest = None if parsed.manifest is None else _manifest_row(parsed.manifest)
     diags = tuple(
         (d.code, d.severity, d.message, d.field, d.path, d.line) for d in parsed.diagnostics
     )
-    return (manifest, diags, parsed.mtime_ns, parsed.size)
+    return (parsed.mtime_ns, parsed.size, manifest, diags)
 
 
-def _decode(row: tuple[object, ...]) -> ParsedSkillMd:
-    manifest_row, diag_rows, mtime_ns, size = row
-    manifest = None
-    if manifest_row is not None:
-        manifest = Manifest(*manifest_row)  # type: ignore[misc]
-    diagnostics = tuple(Diagnostic(*d) for d in diag_rows)  # type: ignore[attr-defined]
-    return ParsedSkillMd(manifest, diagnostics, mtime_ns, size)  # type: ignore[arg-type]
+def decode_diagnostics(rows: tuple[tuple[object, ...], ...]) -> tuple[Diagnostic, ...]:
+    """Diagnostics from their index rows."""
+    return tuple(Diagnostic(*d) for d in rows)  # type: ignore[arg-type]

@@ -21,14 +21,15 @@ from skillshelf.diagnostics import Diagnostic
 from skillshelf.discovery import (
     DEFAULT_MAX_DEPTH,
     DEFAULT_MAX_DIRS,
+    Found,
     Index,
     WalkOptions,
     walk_root,
 )
 from skillshelf.errors import SkillNotFoundError
 from skillshelf.frontmatter import Mode
-from skillshelf.index_cache import default_cache_dir, load_index, save_index
-from skillshelf.skill import ParsedSkillMd, Skill
+from skillshelf.index_cache import decode_diagnostics, default_cache_dir, load_index, save_index
+from skillshelf.skill import Skill
 
 if TYPE_CHECKING:
     from skillshelf.paths import FileContent
@@ -227,7 +228,7 @@ class Repository:
         entries = [
             CatalogEntry.of(s)
             for s in self._state.skills.values()
-            if not s.manifest.disable_model_invocation
+            if s.model_invocable
         ]
         return render_catalog(entries, format=format, budget_chars=budget_chars)
 
@@ -290,8 +291,8 @@ class Repository:
         state.diagnostics.extend(result.diagnostics)
         new_index: Index = {}
         for found in result.found:
-            new_index[found.skill_md] = found.parsed
-            self._place(root, found.skill_md, found.parsed, state, winners)
+            new_index[found.skill_md] = found.row
+            self._place(root, found, state, winners)
         if self._cache_dir is not None and (result.parsed or len(new_index) != len(index)):
             save_index(self._cache_dir, cache_key, new_index)
         self._indexes[root] = new_index
@@ -325,27 +326,28 @@ class Repository:
             return None
         return path
 
-    def _place(
-        self,
-        root: str,
-        skill_md: str,
-        parsed: ParsedSkillMd,
-        state: _State,
-        winners: dict[str, Skill],
-    ) -> None:
-        if parsed.manifest is None:
-            state.skipped.append(Skipped(skill_md, root, parsed.diagnostics))
+    def _place(self, root: str, found: Found, state: _State, winners: dict[str, Skill]) -> None:
+        directory, _, md_name = found.skill_md.rpartition(os.sep)
+        mtime_ns, size, manifest_row, diag_rows = found.row
+        parsed = found.parsed
+        if parsed is not None and parsed.manifest is not None:
+            skill = Skill(
+                parsed.manifest, directory, md_name, root, parsed.diagnostics, mtime_ns, size
+            )
+        elif manifest_row is not None:
+            skill = Skill.from_row(
+                manifest_row,
+                diag_rows,
+                directory=directory,
+                skill_md_name=md_name,
+                root=root,
+                mtime_ns=mtime_ns,
+                size=size,
+            )
+        else:
+            diagnostics = parsed.diagnostics if parsed else decode_diagnostics(diag_rows)
+            state.skipped.append(Skipped(found.skill_md, root, diagnostics))
             return
-        directory, _, md_name = skill_md.rpartition(os.sep)
-        skill = Skill(
-            parsed.manifest,
-            directory,
-            md_name,
-            root,
-            parsed.diagnostics,
-            parsed.mtime_ns,
-            parsed.size,
-        )
         winner = winners.get(skill.name)
         if winner is None:
             winners[skill.name] = skill

@@ -209,19 +209,26 @@ class SearchIndex:
         ]
 
     def _bm25(self, tokens: list[str]) -> dict[int, float]:
+        """Doc -> BM25 score, for the docs holding any of ``tokens``."""
+        # Summing order depends only on the query and the corpus, so every build gives the
+        # same floats.
         lists = [self._postings[token] for token in tokens if token in self._postings]
-        if len(lists) <= 1:
-            return dict(lists[0]) if lists else {}
-        # A flat list is the fastest accumulator plain Python has. Query-order sums, so the
-        # floats are the same for every build.
-        totals = [0.0] * len(self._items)
+        lists.sort(key=len, reverse=True)
+        if len(lists) <= 3:  # copy the longest list in C, add the others into it
+            scores = dict(lists[0]) if lists else {}
+            get = scores.get
+            for postings in lists[1:]:
+                for doc, weight in postings.items():
+                    scores[doc] = get(doc, 0.0) + weight
+            return scores
+        totals = [0.0] * len(self._items)  # many lists: a flat list is the fastest accumulator
         for postings in lists:
             for doc, weight in postings.items():
                 totals[doc] += weight
         if sum(map(len, lists)) < len(totals) // 4:
             touched = set().union(*lists)
             return dict(zip(touched, map(totals.__getitem__, touched), strict=True))
-        # Many postings: picking the non-zero totals out of the flat list is cheaper.
+        # Most docs touched: picking the non-zero totals out of the flat list is cheaper.
         return dict(zip(compress(range(len(totals)), totals), filter(None, totals), strict=True))
 
     def _name_contains(self, words: list[str]) -> set[int]:
@@ -287,16 +294,17 @@ def _bm25_postings(docs: list[Counter[str]]) -> dict[str, dict[int, float]]:
     frequency: Counter[str] = Counter()
     for terms in docs:
         frequency.update(terms.keys())
-    idf = {
-        token: math.log(1.0 + (len(docs) - count + 0.5) / (count + 0.5))
+    # idf * (k1 + 1), the per-token factor of every term score.
+    scale = {
+        token: math.log(1.0 + (len(docs) - count + 0.5) / (count + 0.5)) * (_K1 + 1.0)
         for token, count in frequency.items()
     }
-    postings: dict[str, dict[int, float]] = defaultdict(dict)
+    postings: dict[str, dict[int, float]] = {token: {} for token in frequency}
     for doc, terms in enumerate(docs):
         norm = _K1 * (1.0 - _B + _B * lengths[doc] / average)
         for token, tf in terms.items():
-            postings[token][doc] = idf[token] * tf * (_K1 + 1.0) / (tf + norm)
-    return dict(postings)
+            postings[token][doc] = scale[token] * tf / (tf + norm)
+    return postings
 
 
 def closest_names(name: str, names: Iterable[str], *, limit: int = 3) -> list[str]:

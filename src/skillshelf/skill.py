@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Final
 
@@ -34,11 +34,15 @@ SKILL_MD_NAMES: Final = ("SKILL.md", "skill.md")
 _PREFIX_BYTES: Final = 4096
 
 
-@dataclass(frozen=True, slots=True)
 class Skill:
-    """A discovered, usable skill.
+    """A discovered, usable skill (read-only).
+
+    Built by discovery; the manifest of a skill taken from the persistent index is decoded
+    on first use, so opening 10,000 unchanged skills costs little more than a ``stat`` each.
 
     Attributes:
+        name: The skill's name.
+        description: Its description.
         manifest: The typed frontmatter.
         directory: Absolute path of the skill directory (the parent of its SKILL.md).
         skill_md_name: ``"SKILL.md"`` or ``"skill.md"``.
@@ -48,23 +52,92 @@ class Skill:
         size: SKILL.md's size in bytes when read.
     """
 
-    manifest: Manifest
-    directory: str
-    skill_md_name: str
-    root: str
-    diagnostics: tuple[Diagnostic, ...] = ()
-    mtime_ns: int = 0
-    size: int = 0
+    __slots__ = (
+        "_diag_rows",
+        "_diagnostics",
+        "_manifest",
+        "_manifest_row",
+        "description",
+        "directory",
+        "mtime_ns",
+        "name",
+        "root",
+        "size",
+        "skill_md_name",
+    )
+
+    def __init__(
+        self,
+        manifest: Manifest,
+        directory: str,
+        skill_md_name: str,
+        root: str,
+        diagnostics: tuple[Diagnostic, ...] = (),
+        mtime_ns: int = 0,
+        size: int = 0,
+    ) -> None:
+        self.name = manifest.name
+        self.description = manifest.description
+        self.directory = directory
+        self.skill_md_name = skill_md_name
+        self.root = root
+        self.mtime_ns = mtime_ns
+        self.size = size
+        self._manifest: Manifest | None = manifest
+        self._manifest_row: tuple[object, ...] | None = None
+        self._diagnostics: tuple[Diagnostic, ...] | None = diagnostics
+        self._diag_rows: tuple[tuple[object, ...], ...] = ()
+
+    @classmethod
+    def from_row(
+        cls,
+        manifest_row: tuple[object, ...],
+        diag_rows: tuple[tuple[object, ...], ...],
+        *,
+        directory: str,
+        skill_md_name: str,
+        root: str,
+        mtime_ns: int,
+        size: int,
+    ) -> Skill:
+        """Build a skill from an index row without decoding its manifest yet."""
+        skill = cls.__new__(cls)
+        skill.name = manifest_row[0]  # type: ignore[assignment]
+        skill.description = manifest_row[1]  # type: ignore[assignment]
+        skill.directory = directory
+        skill.skill_md_name = skill_md_name
+        skill.root = root
+        skill.mtime_ns = mtime_ns
+        skill.size = size
+        skill._manifest = None
+        skill._manifest_row = manifest_row
+        skill._diagnostics = None
+        skill._diag_rows = diag_rows
+        return skill
+
+    def __repr__(self) -> str:
+        return f"Skill(name={self.name!r}, directory={self.directory!r})"
 
     @property
-    def name(self) -> str:
-        """The skill's name."""
-        return self.manifest.name
+    def manifest(self) -> Manifest:
+        """The typed frontmatter."""
+        if self._manifest is None:
+            self._manifest = Manifest(*self._manifest_row)  # type: ignore[arg-type, misc]
+        return self._manifest
 
     @property
-    def description(self) -> str:
-        """The skill's description."""
-        return self.manifest.description
+    def diagnostics(self) -> tuple[Diagnostic, ...]:
+        """Warnings (and non-fatal errors) found while loading it."""
+        if self._diagnostics is None:
+            self._diagnostics = tuple(Diagnostic(*d) for d in self._diag_rows)  # type: ignore[arg-type]
+        return self._diagnostics
+
+    @property
+    def model_invocable(self) -> bool:
+        """False when only the user may invoke it (``disable-model-invocation: true``)."""
+        if self._manifest is None:
+            return not self._manifest_row[_DISABLE_MODEL_INVOCATION]  # type: ignore[index]
+        return not self._manifest.disable_model_invocation
 
     @property
     def path(self) -> Path:
@@ -102,6 +175,11 @@ class Skill:
             problems = "; ".join(d.message for d in parsed.diagnostics if d.severity == "error")
             raise SkillshelfError(f"Cannot read the body of skill {self.name!r}: {problems}")
         return parsed.body
+
+
+_DISABLE_MODEL_INVOCATION: Final = [f.name for f in fields(Manifest)].index(
+    "disable_model_invocation"
+)
 
 
 @dataclass(slots=True)
