@@ -432,12 +432,13 @@ def test_list_needs_include_hidden_for_skill_under_hidden_folder(
     assert [r["name"] for r in parse(with_hidden)] == ["secret"]
 
 
-def test_list_missing_root_reports_on_stderr_and_keeps_stdout_json(
+def test_list_missing_root_exits_1_with_stderr_report_and_json_stdout(
     runner: CliRunner, tmp_path: Path
 ) -> None:
     result = invoke(runner, "list", "--root", tmp_path / "absent", "--json")
 
-    assert parse(result) == []
+    assert result.exit_code == 1
+    assert json.loads(result.stdout) == []
     assert "root.missing" in result.stderr
 
 

