@@ -318,8 +318,9 @@ class _StrictLoader(yaml.SafeLoader):
         if self.check_token(yaml.ValueToken):
             # YAML 1.2, as ruamel: a `:` with no key before it gives the empty key.
             self.state = self.parse_block_mapping_value
-            return self.process_empty_scalar(self.peek_token().start_mark)
-        event: yaml.Event = super().parse_block_mapping_key()
+            mark = self.peek_token().start_mark  # type: ignore[no-untyped-call]
+            return self.process_empty_scalar(mark)
+        event: yaml.Event = super().parse_block_mapping_key()  # type: ignore[no-untyped-call]
         return event
 
 

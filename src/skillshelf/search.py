@@ -38,14 +38,6 @@ _MAX_QUERY_WORDS = 64
 # BM25 per query term is below idf * (k1 + 1) (< 60 even for a billion skills), times at most
 # 64 terms: a tier step of a million can never be bridged by BM25.
 _TIER_STEP = 1_000_000.0
-# (tier, reason): a larger tier is a stronger match.
-_Tier = tuple[int, str]
-_EXACT_NAME: _Tier = (4, "exact name")
-_TRIGGER: _Tier = (3, "trigger phrase")
-_NAME_CONTAINS: _Tier = (2, "name contains")
-_TAG: _Tier = (1, "tag")
-_DESCRIPTION: _Tier = (1, "description")
-_BM25: _Tier = (0, "bm25")
 
 # closest_names: difflib ratio plus a bonus, kept when at least _MIN_SIMILARITY.
 _PREFIX_BONUS, _SUBSTRING_BONUS, _MIN_SIMILARITY = 0.3, 0.2, 0.6
@@ -119,10 +111,7 @@ def _stem(word: str) -> str:
 
 
 def _stems(words: list[str]) -> list[str]:
-    """BM25 tokens of ``_words`` output: stop words dropped, the rest stemmed.
-
-    Queries and skills go through the same function, so their tokens meet.
-    """
+    """BM25 tokens of ``_words`` output, for queries and skills alike: stop words dropped."""
     return list(map(_stem, filterfalse(_STOP_WORDS.__contains__, words)))
 
 
@@ -193,21 +182,21 @@ class SearchIndex:
         tokens = list(dict.fromkeys(_stems(words)))
         scores = self._bm25(tokens)
         reasons: dict[int, str] = {}
-        for docs, (tier, reason) in (
-            (self._by_name.get("-".join(words), ()), _EXACT_NAME),
-            (_window_matches(words, self._by_trigger, self._trigger_spans), _TRIGGER),
-            (self._name_contains(words), _NAME_CONTAINS),
-            (self._tag_matches(query, tokens), _TAG),
-            (self._description_phrase(query, words, tokens), _DESCRIPTION),
+        for docs, tier, reason in (  # strongest first; a larger tier outranks a smaller one
+            (self._by_name.get("-".join(words), ()), 4, "exact name"),
+            (_window_matches(words, self._by_trigger, self._trigger_spans), 3, "trigger phrase"),
+            (self._name_contains(words), 2, "name contains"),
+            (self._tag_matches(query, tokens), 1, "tag"),
+            (self._description_phrase(query, words, tokens), 1, "description"),
         ):
-            # Strongest tier first; each doc keeps the first. map/zip: no Python-level loop.
+            # Each doc keeps its first (strongest) tier. map/zip: no Python-level loop.
             fresh = set(docs).difference(reasons)
             reasons.update(dict.fromkeys(fresh, reason))
             bonus = map((tier * _TIER_STEP).__add__, map(scores.get, fresh, repeat(0.0)))
             scores.update(zip(fresh, bonus, strict=True))
         items = self._items
         return [
-            SearchHit(items[d].name, scores[d], items[d].description, reasons.get(d, _BM25[1]))
+            SearchHit(items[d].name, scores[d], items[d].description, reasons.get(d, "bm25"))
             for d in _best(scores, limit)
         ]
 
