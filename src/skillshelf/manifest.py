@@ -13,6 +13,7 @@ Two modes:
 from __future__ import annotations
 
 import json
+import re
 import unicodedata
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -63,6 +64,7 @@ ALIASES: Final = {
     "allowed_tools": "allowed-tools",
     "tools": "allowed-tools",
 }
+_PLAIN_NAME: Final = re.compile(r"[a-z0-9]+(?:-[a-z0-9]+)*")
 _PLAIN_FIELDS: Final = SPEC_FIELDS - {"allowed-tools"}
 _TRUE: Final = frozenset({"true", "yes", "on", "y"})
 _FALSE: Final = frozenset({"false", "no", "off", "n"})
@@ -215,6 +217,8 @@ def _check_name(data: Mapping[str, YamlValue], dir_name: str | None, out: _Colle
     if not isinstance(raw, str) or not raw.strip():
         out.add("name.empty", "error", "Field 'name' must be a non-empty string", "name")
         return None
+    if raw == dir_name and len(raw) <= MAX_NAME_LENGTH and _PLAIN_NAME.fullmatch(raw):
+        return raw  # the common case: an ASCII kebab-case name equal to its folder's
     name = unicodedata.normalize("NFKC", raw.strip())
     if len(name) > MAX_NAME_LENGTH:
         out.add(
@@ -329,13 +333,14 @@ def _metadata(data: Mapping[str, YamlValue], out: _Collector) -> dict[str, str]:
         )
         return {}
     bad = [k for k, v in raw.items() if not isinstance(v, str)]
-    if bad:
-        out.add(
-            "metadata.non_string",
-            "warning",
-            f"Metadata values should be strings; converted to text: {', '.join(bad)}",
-            "metadata",
-        )
+    if not bad:
+        return dict(raw)  # type: ignore[arg-type]
+    out.add(
+        "metadata.non_string",
+        "warning",
+        f"Metadata values should be strings; converted to text: {', '.join(bad)}",
+        "metadata",
+    )
     return {k: _as_text(v) for k, v in raw.items()}
 
 

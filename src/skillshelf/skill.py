@@ -122,7 +122,7 @@ class Skill:
     def manifest(self) -> Manifest:
         """The typed frontmatter."""
         if self._manifest is None:
-            self._manifest = Manifest(*self._manifest_row)  # type: ignore[arg-type, misc]
+            self._manifest = Manifest(*self._manifest_row)  # type: ignore[misc]
         return self._manifest
 
     @property

@@ -72,6 +72,7 @@ def validate_path(
         full_read=True,
     )
     result = walk_root(target, options)
+    # Without an index every SKILL.md is parsed on this walk, so ``parsed`` is always set.
     reports = [
         ValidationReport(
             os.path.dirname(found.skill_md),
@@ -79,6 +80,7 @@ def validate_path(
             found.parsed.diagnostics,
         )
         for found in result.found
+        if found.parsed is not None
     ]
     reports = _mark_duplicates(reports)
     if not reports:
