@@ -81,8 +81,6 @@ class WalkResult:
     parsed: int = 0  # SKILL.md files actually read (not reused from the index)
 
 
-
-
 def walk_root(root: str, options: WalkOptions, index: Index | None = None) -> WalkResult:
     """Find and parse every SKILL.md under ``root``.
 

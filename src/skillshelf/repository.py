@@ -225,11 +225,7 @@ class Repository:
         Skills marked ``disable-model-invocation: true`` are left out (only the user may
         invoke them).
         """
-        entries = [
-            CatalogEntry.of(s)
-            for s in self._state.skills.values()
-            if s.model_invocable
-        ]
+        entries = [CatalogEntry.of(s) for s in self._state.skills.values() if s.model_invocable]
         return render_catalog(entries, format=format, budget_chars=budget_chars)
 
     def search(self, query: str, *, limit: int = 10) -> list[SearchHit]:

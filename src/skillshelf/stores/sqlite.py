@@ -1,0 +1,189 @@
+"""The embedded default session store: one SQLite file, shareable by processes on one machine.
+
+Each update is a ``BEGIN IMMEDIATE`` transaction, so writers from any thread or process take
+the database's write lock in turn while readers carry on (WAL mode). A process killed in the
+middle of an update leaves its transaction uncommitted, and SQLite discards it on next open.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+import time
+import weakref
+from pathlib import Path
+
+from skillshelf.errors import UsageError
+from skillshelf.stores import (
+    Doc,
+    StoreError,
+    Updater,
+    _check_id,
+    _check_ids,
+    _decode,
+    _encode,
+    _ReentryGuard,
+)
+
+__all__ = ["SQLiteStore"]
+
+# How long a writer waits for another process's transaction before failing with "database is
+# locked": updates are short, so only a stuck or heavily overloaded writer ever takes this long.
+_BUSY_TIMEOUT_MS = 30_000
+_SCHEMA_VERSION = 1
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS docs (
+    session TEXT NOT NULL,
+    agent TEXT NOT NULL,
+    doc TEXT NOT NULL,
+    updated_at REAL NOT NULL,
+    PRIMARY KEY (session, agent)
+) WITHOUT ROWID
+"""
+_UPSERT = """
+INSERT INTO docs (session, agent, doc, updated_at) VALUES (?, ?, ?, ?)
+ON CONFLICT (session, agent) DO UPDATE SET doc = excluded.doc, updated_at = excluded.updated_at
+"""
+
+
+class SQLiteStore:
+    """Session documents in a SQLite database file (created, with its parent dirs, if missing).
+
+    Thread-safe (one connection per thread) and safe for several processes sharing the file
+    on one machine. Not for network filesystems, whose locking SQLite cannot rely on.
+
+    Raises:
+        StoreError: The file cannot be opened as a database, or a newer skillshelf wrote it.
+    """
+
+    def __init__(self, path: str | Path) -> None:
+        self.path = Path(path)
+        self._local = threading.local()
+        self._connections: set[sqlite3.Connection] = set()
+        self._lock = threading.Lock()
+        self._guard = _ReentryGuard()
+        self._closed = False
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            self._migrate(self._connection())
+        except BaseException as exc:
+            self.close()
+            if isinstance(exc, sqlite3.DatabaseError):
+                raise StoreError(f"Cannot use {self.path} as a session store: {exc}") from exc
+            raise
+
+    def get(self, session: str, agent: str) -> Doc | None:
+        """Return a fresh copy of the document, or None when there is none."""
+        _check_ids(session, agent)
+        self._guard.check()
+        row = (
+            self._connection()
+            .execute("SELECT doc FROM docs WHERE session = ? AND agent = ?", (session, agent))
+            .fetchone()
+        )
+        return _decode(row[0]) if row else None
+
+    def update(self, session: str, agent: str, fn: Updater) -> Doc | None:
+        """Atomically read-modify-write one document; see :class:`SessionStore`."""
+        _check_ids(session, agent)
+        with self._guard.hold():
+            conn = self._connection()
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                row = conn.execute(
+                    "SELECT doc FROM docs WHERE session = ? AND agent = ?", (session, agent)
+                ).fetchone()
+                new = fn(_decode(row[0]) if row else None)
+                if new is None:
+                    conn.execute(
+                        "DELETE FROM docs WHERE session = ? AND agent = ?", (session, agent)
+                    )
+                else:
+                    conn.execute(_UPSERT, (session, agent, _encode(new), time.time()))
+                conn.execute("COMMIT")
+            except BaseException:
+                if conn.in_transaction:
+                    conn.execute("ROLLBACK")
+                raise
+        return new
+
+    def delete_session(self, session: str) -> None:
+        """Delete the documents of every agent of ``session``."""
+        _check_id("session", session)
+        self._guard.check()
+        self._connection().execute("DELETE FROM docs WHERE session = ?", (session,))
+
+    def sessions(self) -> list[str]:
+        """Return the ids of the sessions that hold at least one document, sorted."""
+        self._guard.check()
+        rows = self._connection().execute("SELECT DISTINCT session FROM docs").fetchall()
+        return sorted(row[0] for row in rows)
+
+    def close(self) -> None:
+        """Close every thread's connection; the store cannot be used afterwards."""
+        self._guard.check()
+        with self._lock:
+            self._closed = True
+            connections = list(self._connections)
+            self._connections.clear()
+        for conn in connections:
+            conn.close()
+
+    def _connection(self) -> sqlite3.Connection:
+        held: _Held | None = getattr(self._local, "held", None)
+        if held is not None and not self._closed:
+            return held.conn
+        with self._lock:
+            if self._closed:
+                raise UsageError("This session store is closed.")
+            # Autocommit (isolation_level=None): transactions are the explicit BEGIN IMMEDIATE
+            # above, never the sqlite3 module's implicit ones. check_same_thread is off only
+            # so that close() may close other threads' connections; each thread uses its own.
+            conn = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
+            self._connections.add(conn)
+        held = _Held(conn)
+        # When the thread ends, its thread-local value goes and this closes the connection,
+        # so a server that starts a thread per request does not pile up open files.
+        weakref.finalize(held, _release, self._lock, self._connections, conn)
+        self._local.held = held
+        conn.execute(f"PRAGMA busy_timeout = {_BUSY_TIMEOUT_MS}")
+        conn.execute("PRAGMA journal_mode = WAL")
+        # In WAL mode NORMAL never corrupts the file; a power cut (not a killed process) may
+        # undo the last commits, an acceptable trade for session state.
+        conn.execute("PRAGMA synchronous = NORMAL")
+        return conn
+
+    def _migrate(self, conn: sqlite3.Connection) -> None:
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            version = conn.execute("PRAGMA user_version").fetchone()[0]
+            if version > _SCHEMA_VERSION:
+                raise StoreError(
+                    f"{self.path} holds session store schema {version}; this skillshelf "
+                    f"knows up to {_SCHEMA_VERSION}. Upgrade skillshelf."
+                )
+            if version < _SCHEMA_VERSION:
+                conn.execute(_SCHEMA)
+                conn.execute(f"PRAGMA user_version = {_SCHEMA_VERSION}")
+            conn.execute("COMMIT")
+        except BaseException:
+            if conn.in_transaction:
+                conn.execute("ROLLBACK")
+            raise
+
+
+class _Held:
+    """One thread's connection, in a weak-referenceable box (connections themselves are not)."""
+
+    __slots__ = ("__weakref__", "conn")
+
+    def __init__(self, conn: sqlite3.Connection) -> None:
+        self.conn = conn
+
+
+def _release(
+    lock: threading.Lock, connections: set[sqlite3.Connection], conn: sqlite3.Connection
+) -> None:
+    with lock:
+        connections.discard(conn)
+    conn.close()
