@@ -218,7 +218,27 @@ def _simple_scalar(value: str) -> str | None:
         return inner
     if first in _PLAIN_FORBIDDEN_START or value[-1] == ":" or ": " in value:
         return None
+    if value == "<<":
+        return None  # strict mode reads a plain `<<` as strictyaml does: not a string
     return value
+
+
+def _simple_line(line: str) -> tuple[str, str, bool] | None:
+    """``(key, value, has_value)`` of a ``key: value`` or ``key:`` line, else None."""
+    key, sep, value = line.partition(": ")
+    if sep:
+        value = value.strip(" ")
+        if not value:
+            return None
+    else:
+        line = line.rstrip(" ")
+        if line[-1] != ":":
+            return None
+        key = line[:-1]
+    scalar = _simple_scalar(value)
+    if scalar is None or not _simple_key(key):
+        return None
+    return key, scalar, bool(sep)
 
 
 def _parse_simple(fm_text: str) -> tuple[dict[str, YamlValue], dict[str, int]] | None:
@@ -232,44 +252,28 @@ def _parse_simple(fm_text: str) -> tuple[dict[str, YamlValue], dict[str, int]] |
     rows: dict[str, int] = {}
     submap: dict[str, YamlValue] | None = None  # the map an indented line may add to
     open_key = ""  # a top-level key written with no value: it may own a submap
-    row = -1
-    for line in fm_text.split("\n"):
-        row += 1
+    for row, line in enumerate(fm_text.split("\n")):
         if not line or line.isspace():
             continue
         nested = line[0] == " "
-        if nested:
-            if not open_key or not line.startswith("  ") or line[2] == " ":
-                return None
-            line = line[2:]
-        key, sep, value = line.partition(": ")
-        if sep:
-            value = value.strip(" ")
-            if not value:
-                return None
-        else:
-            line = line.rstrip(" ")
-            if line[-1] != ":":
-                return None
-            key = line[:-1]
-        scalar = _simple_scalar(value)
-        if scalar is None or not _simple_key(key):
+        if nested and (not open_key or not line.startswith("  ") or line[2] == " "):
             return None
+        parsed = _simple_line(line[2:] if nested else line)
+        if parsed is None:
+            return None
+        key, scalar, has_value = parsed
         if nested:
-            if not sep:
+            if not has_value or (submap is not None and key in submap):
                 return None
             if submap is None:
-                submap = {}
-                data[open_key] = submap
-            if key in submap:
-                return None
+                submap = data[open_key] = {}
             submap[key] = scalar
-            continue
-        if key in data:
+        elif key in data:
             return None
-        data[key] = scalar
-        rows[key] = row
-        open_key, submap = ("" if sep else key), None
+        else:
+            data[key] = scalar
+            rows[key] = row
+            open_key, submap = ("" if has_value else key), None
     if not data:
         return None  # an empty document is not a mapping: let the YAML path say so
     return data, rows
@@ -411,6 +415,10 @@ class _Builder:
         if isinstance(node, yaml.ScalarNode):
             if node.tag != _STR_TAG and node.tag not in _SCALAR_TAGS:
                 raise self._tag_error(node)
+            if self.strict and _is_merge_key(node):
+                # strictyaml hands back an object for a plain `<<` value, never a string; an
+                # empty list fails every string check the same way.
+                return []
             return str(node.value)
         if isinstance(node, yaml.SequenceNode):
             if node.tag not in _SEQ_TAGS:
@@ -486,7 +494,7 @@ def _strict_error(node: yaml.Node, problem: str, first_line: int) -> Frontmatter
 
 
 def _is_merge_key(node: yaml.ScalarNode) -> bool:
-    # ruamel.yaml (inside strictyaml) resolves a plain `<<` key to the YAML merge tag.
+    # ruamel.yaml (inside strictyaml) resolves a plain `<<` scalar to the YAML merge tag.
     return node.value == "<<" and node.style is None and node.tag == _STR_TAG
 
 

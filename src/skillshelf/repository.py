@@ -197,6 +197,10 @@ class Repository:
         """Names of the usable skills, sorted."""
         return list(self._state.skills)
 
+    def find(self, name: str) -> Skill | None:
+        """The skill called ``name``, or None."""
+        return self._state.skills.get(name)
+
     def get(self, name: str) -> Skill:
         """Return the skill called ``name``.
 
