@@ -414,5 +414,105 @@ def search(query: str, limit: int, as_json: bool, **kwargs: Any) -> None:
     )
 
 
+# -- call / tools --------------------------------------------------------------------------
+
+
+@main.command()
+@click.argument("tool")
+@click.argument("json_args", required=False, default=None, metavar="[JSON_ARGS]")
+@root_options
+@click.option(
+    "--session",
+    "session_id",
+    default="cli",
+    show_default=True,
+    help="Session id; with a persistent --store, successive calls share it.",
+)
+@click.option("--agent", default="main", show_default=True, help="Agent name within the session.")
+@click.option(
+    "--store",
+    "store_url",
+    default=None,
+    metavar="URL",
+    help="memory: (default), sqlite:PATH or redis://HOST:PORT/DB.",
+)
+@click.option(
+    "--load-mode",
+    type=click.Choice(["once", "turn", "session"]),
+    default="session",
+    show_default=True,
+    help="How long skill_load keeps a skill loaded.",
+)
+@click.option(
+    "--json",
+    "as_json",
+    is_flag=True,
+    help='Print {"tool","status":"ok|recoverable|fatal","content"}.',
+)
+def call(
+    tool: str,
+    json_args: str | None,
+    session_id: str,
+    agent: str,
+    store_url: str | None,
+    load_mode: str,
+    as_json: bool,
+    **kwargs: Any,
+) -> None:
+    """Run one model-facing TOOL exactly as a model would call it.
+
+    JSON_ARGS is the arguments object, e.g. '{"skill": "csv-insights"}'. Exit 0 when the tool
+    succeeded, 1 when it returned an error (recoverable or fatal).
+    """
+    from skillshelf.errors import UsageError as _UsageError
+    from skillshelf.stores import open_store
+    from skillshelf.tools import SkillTools
+
+    repo = _repo_from(kwargs)
+    try:
+        store = open_store(store_url)
+    except (_UsageError, SkillshelfError) as exc:
+        raise click.UsageError(str(exc)) from None
+    try:
+        tools = SkillTools(
+            repo,
+            store=store,
+            session_id=session_id,
+            agent=agent,
+            load_mode=load_mode,  # type: ignore[arg-type]
+        )
+        result = tools.call(tool, json_args)
+    finally:
+        store.close()
+    if as_json:
+        _emit_json(result.to_dict())
+    else:
+        click.echo(result.content)
+        if result.status != "ok":
+            click.echo(f"[{result.status}]", err=True)
+    if result.status != "ok":
+        raise SystemExit(EXIT_FAILED)
+
+
+@main.command()
+@root_options
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["openai", "anthropic", "mcp"]),
+    default="openai",
+    show_default=True,
+    help="The provider's tool shape.",
+)
+@click.option("--with-exec", is_flag=True, help="Include workspace_exec.")
+def tools(fmt: str, with_exec: bool, **kwargs: Any) -> None:
+    """Print the JSON Schemas of the skill tools (skill is an enum of the visible names)."""
+    from skillshelf.tools import SKILL_TOOLS, SkillTools
+
+    repo = _repo_from(kwargs)
+    names = [*SKILL_TOOLS, "workspace_exec"] if with_exec else list(SKILL_TOOLS)
+    _emit_json(SkillTools(repo).schemas(fmt, tools=names))  # type: ignore[arg-type]
+
+
 if __name__ == "__main__":  # pragma: no cover
     main()
