@@ -108,8 +108,10 @@ def _render_docs(skill: Skill, docs: Sequence[str], *, max_doc_chars: int) -> li
     budget = MAX_DOC_CHARS_TOTAL
     for relative in docs:
         if budget <= 0:
-            parts.append(f'<skill_doc path="{html.escape(relative)}">[not included: the docs '
-                         "budget of this load is used up; read it with skill_read_file]</skill_doc>")
+            parts.append(
+                f'<skill_doc path="{html.escape(relative)}">[not included: the docs '
+                "budget of this load is used up; read it with skill_read_file]</skill_doc>"
+            )
             continue
         try:
             content = read_skill_file(skill.path, relative, max_chars=min(max_doc_chars, budget))

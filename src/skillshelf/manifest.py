@@ -320,7 +320,8 @@ def _optional_str(data: Mapping[str, YamlValue], key: str, out: _Collector) -> s
 
 
 def _as_text(value: YamlValue) -> str:
-    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+    # default=str: callers of the skills-ref drop-in may hand over any Python values.
+    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str)
 
 
 def _metadata(data: Mapping[str, YamlValue], out: _Collector) -> dict[str, str]:

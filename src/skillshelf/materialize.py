@@ -81,7 +81,10 @@ def _rewrite_result(
     if loaded is not None:
         note = f"[Skill {name!r} is loaded; its content is in the system message.]"
     else:
-        note = f"[Skill {name!r} is no longer loaded; its content was released. Load it again if needed.]"
+        note = (
+            f"[Skill {name!r} is no longer loaded; its content was released. "
+            "Load it again if needed.]"
+        )
     return {**message, "content": note}
 
 

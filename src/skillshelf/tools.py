@@ -220,7 +220,7 @@ class SkillTools:
             return self._grade(tool, arguments, str(exc))
         except FileAccessError as exc:
             return self._grade(tool, arguments, str(exc))
-        except Exception as exc:  # noqa: BLE001 — anything else is ours, not the model's
+        except Exception as exc:  # anything else is our failure, not the model's
             reason = f"{type(exc).__name__}: {exc}"
             return ToolResult(tool, "fatal", FATAL_INTERNAL_MESSAGE.format(reason=reason))
         if parsed.notes:

@@ -26,21 +26,24 @@ pytest.importorskip("strictyaml", reason="strictyaml (skills-ref's YAML parser) 
 _REPO: Final = Path(__file__).resolve().parents[2]
 _CORPUS: Final = _REPO.parent / "shared" / "corpus"
 _YAML_ERROR: Final = "Invalid YAML in frontmatter:"
-_SPEC_KEYS: Final = "['allowed-tools', 'compatibility', 'description', 'license', 'metadata', 'name']"
+_SPEC_KEYS: Final = (
+    "['allowed-tools', 'compatibility', 'description', 'license', 'metadata', 'name']"
+)
 
 
 def _comparable(message: str) -> str:
     return _YAML_ERROR if message.startswith(_YAML_ERROR) else message
 
 
-def _outcome(call: Any, module: Any) -> tuple[str, Any] | None:
-    """What a skills-ref entry point did: its value, the SkillError it raised, or None on a crash."""
+def _outcome(module: Any, entry: str, arg: Any) -> tuple[str, Any] | None:
+    """What an entry point did: its result, the SkillError it raised, or None if it crashed."""
     try:
-        return ("ok", call())
+        value = getattr(module, entry)(arg)
     except module.SkillError as exc:
         return (type(exc).__name__, _comparable(str(exc)))
     except Exception:
         return None  # skills-ref itself crashed (e.g. UnicodeDecodeError): nothing to compare
+    return ("ok", value.to_dict() if entry == "read_properties" else value)
 
 
 def _assert_judged_alike(skill_dir: Path) -> None:
@@ -56,16 +59,10 @@ def _assert_judged_alike(skill_dir: Path) -> None:
     assert [_comparable(m) for m in compat.validate(skill_dir)] == [
         _comparable(m) for m in expected
     ]
-    for entry in ("read_properties", "to_prompt"):
-        arg: Any = skill_dir if entry == "read_properties" else [skill_dir]
-        reference = _outcome(lambda: getattr(skills_ref, entry)(arg), skills_ref)
-        if reference is None:
-            continue
-        ours = _outcome(lambda: getattr(compat, entry)(arg), compat)
-        if reference[0] == "ok" and entry == "read_properties":
-            reference = ("ok", reference[1].to_dict())
-            ours = ("ok", ours[1].to_dict()) if ours and ours[0] == "ok" else ours
-        assert ours == reference, entry
+    for entry, arg in (("read_properties", skill_dir), ("to_prompt", [skill_dir])):
+        reference = _outcome(skills_ref, entry, arg)
+        if reference is not None:
+            assert _outcome(compat, entry, arg) == reference, entry
 
 
 def _write_skill(root: str, dir_name: str, raw: bytes) -> Path:
@@ -113,6 +110,9 @@ _VALID: Final = "---\nname: my-skill\ndescription: d\n"
         pytest.param(_VALID + "metadata:\n  <<:\n    a: b\n  c: d\n---\n", id="nested-merge"),
         pytest.param(_VALID + "metadata:\n  a: b\nlicense:\n    x: y\n---\n", id="indentation"),
         pytest.param(_VALID + "license: ! MIT\n---\n", id="non-specific-tag"),
+        pytest.param("---\nname: my-skill\ndescription: <<\n---\n", id="merge-tag-value"),
+        pytest.param(_VALID + "license: x\n...\n...\n---\n", id="second-document-end"),
+        pytest.param(_VALID + ": empty key\n---\n", id="empty-key"),
         pytest.param(_VALID + "---\nbody \x00 with a NUL\n", id="nul-in-body"),
         pytest.param("- a\n- b\n", id="no-fence"),
         pytest.param("---\n- a\n- b: c\n  b: d\n---\n", id="duplicate-inside-a-list"),
@@ -123,7 +123,9 @@ def test_tricky_input_is_judged_like_skills_ref(text: str, tmp_path: Path) -> No
 
 
 def test_unexpected_fields_message_matches_skills_ref(tmp_path: Path) -> None:
-    skill_dir = _write_skill(str(tmp_path), "my-skill", (_VALID + "zeta: 1\nalpha: 2\n---\n").encode())
+    skill_dir = _write_skill(
+        str(tmp_path), "my-skill", (_VALID + "zeta: 1\nalpha: 2\n---\n").encode()
+    )
     assert compat.validate(skill_dir) == [
         f"Unexpected fields in frontmatter: alpha, zeta. Only {_SPEC_KEYS} are allowed."
     ]
@@ -209,6 +211,7 @@ _DESCRIPTIONS: Final = [
     "- dash",
     "? question",
     "<b>html</b> & 'quotes'",
+    "<<",
 ]
 _EXTRAS: Final = [
     "license: MIT",

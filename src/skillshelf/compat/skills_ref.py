@@ -13,13 +13,20 @@ Frontmatter is parsed by :func:`skillshelf.frontmatter.parse_frontmatter` in str
 checked by :func:`skillshelf.manifest.build_manifest` in strict mode; neither strictyaml nor
 skills-ref is imported.
 
-Differences from skills-ref, both on purpose:
+The one intended difference: a SKILL.md that is not valid UTF-8 makes skills-ref crash with
+``UnicodeDecodeError``; here :func:`read_properties` and :func:`to_prompt` raise
+:class:`ParseError` and :func:`validate` returns the message.
 
-* A SKILL.md that is not valid UTF-8 makes skills-ref crash with ``UnicodeDecodeError``; here
-  :func:`read_properties` and :func:`to_prompt` raise :class:`ParseError` and :func:`validate`
-  returns the message.
+Differences in wording only (the same files are refused):
+
 * After ``"Invalid YAML in frontmatter: "`` skills-ref quotes strictyaml's multi-line parser
-  report; here the explanation is skillshelf's. Which files are refused is the same.
+  report; here the explanation is skillshelf's.
+* A frontmatter that is nothing but a ``|``/``>`` block scalar with unindented lines is "not a
+  mapping" for skills-ref (strictyaml reads it as a YAML 1.2 top-level scalar) and invalid YAML
+  here.
+
+A plain ``<<`` value, which strictyaml returns as an object rather than a string, comes back
+from :func:`parse_frontmatter` as an empty list; it fails the same string checks.
 """
 
 from __future__ import annotations
