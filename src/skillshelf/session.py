@@ -191,9 +191,7 @@ class SessionState:
     def after_request(self) -> SessionState:
         """A model request was made: ``once`` skills already sent in a request end."""
         requests = self.requests + 1
-        loaded = {
-            k: v for k, v in self.loaded.items() if v.mode != "once" or v.request >= requests
-        }
+        loaded = {k: v for k, v in self.loaded.items() if v.mode != "once" or v.request >= requests}
         return replace(self, loaded=loaded, requests=requests)
 
     def record_failure(self, signature: str) -> tuple[SessionState, int]:
