@@ -762,7 +762,7 @@ def test_corpus_lists_35_usable_skills_and_one_shadowed(runner: CliRunner) -> No
     assert len(everything) == 36
     [shadowed] = [r for r in everything if r["status"] == "shadowed"]
     assert shadowed["name"] == "skill-creator"
-    assert shadowed["reason"] == f"shadowed by {ANTHROPIC / 'skill-creator'}"
+    assert shadowed["reason"] == f"shadowed by {(ANTHROPIC / 'skill-creator').resolve()}"
     assert ".system" in shadowed["path"]
 
 
