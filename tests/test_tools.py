@@ -119,7 +119,7 @@ def test_search_ranks_the_matching_skill_first_and_hints_to_load(tools: SkillToo
 
 
 def test_search_respects_the_limit(tools: SkillTools) -> None:
-    result = _ok(tools.call("skill_search", {"query": "use when", "limit": 1}))
+    result = _ok(tools.call("skill_search", {"query": "csv commit http errors", "limit": 1}))
     assert result.data is not None
     assert len(result.data["results"]) == 1
 
@@ -586,8 +586,13 @@ def test_hidden_skills_are_absent_from_skill_list(filtered: SkillTools) -> None:
 
 
 def test_hidden_skills_are_absent_from_skill_search(filtered: SkillTools) -> None:
-    result = _ok(filtered.call("skill_search", {"query": "secret internal audits"}))
-    assert "secret" not in result.content.lower().replace("no skill matches", "")
+    everyone = SkillTools(filtered.repo)
+    query = {"query": "secret internal audits"}
+    assert "- secret:" in _ok(everyone.call("skill_search", query)).content
+    result = _ok(filtered.call("skill_search", query))
+    assert "- secret:" not in result.content
+    assert result.data is not None
+    assert "secret" not in [r["name"] for r in result.data["results"]]
 
 
 def test_hidden_skills_are_absent_from_the_schema_enums(filtered: SkillTools) -> None:

@@ -8,6 +8,7 @@ terminal and printed as plain text when piped.
 from __future__ import annotations
 
 import functools
+import importlib
 import json
 import sys
 from collections.abc import Callable, Sequence
@@ -512,6 +513,13 @@ def tools(fmt: str, with_exec: bool, **kwargs: Any) -> None:
     repo = _repo_from(kwargs)
     names = [*SKILL_TOOLS, "workspace_exec"] if with_exec else list(SKILL_TOOLS)
     _emit_json(SkillTools(repo).schemas(fmt, tools=names))  # type: ignore[arg-type]
+
+
+# Commands of larger features live in their own modules (``skillshelf/cli_*.py``) and register
+# themselves on ``main`` when imported; add a module here to expose its commands.
+_COMMAND_MODULES: tuple[str, ...] = ()
+for _module in _COMMAND_MODULES:
+    importlib.import_module(_module)
 
 
 if __name__ == "__main__":  # pragma: no cover
