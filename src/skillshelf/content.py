@@ -48,11 +48,21 @@ def list_docs(skill: Skill) -> list[str]:
             if os.path.splitext(filename)[1].lower() not in DOC_SUFFIXES:
                 continue
             rel = filename if rel_dir == "." else f"{rel_dir}/{filename}".replace(os.sep, "/")
-            if rel.lower() != "skill.md":
+            if rel.lower() != "skill.md" and _readable_inside(skill, directory, filename, rel):
                 found.append(rel)
             if len(found) >= MAX_DOCS:
                 return found
     return found
+
+
+def _readable_inside(skill: Skill, directory: str, filename: str, rel: str) -> bool:
+    # A symbolic link leading out of the skill is refused when read, so it is no document.
+    if not os.path.islink(os.path.join(directory, filename)):
+        return True
+    try:
+        return safe_join(skill.path, rel).is_file()
+    except FileAccessError:
+        return False
 
 
 def missing_links(skill: Skill, body: str) -> list[str]:

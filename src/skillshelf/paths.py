@@ -112,8 +112,11 @@ def _normalise(relative: str) -> tuple[str, ...]:
 
 
 def _refused(relative: str, why: str) -> FileAccessError:
-    shown = relative[:_SHOWN_PATH_CHARS] + ("…" if len(relative) > _SHOWN_PATH_CHARS else "")
-    return FileAccessError(f"Refused path {shown!r}: {why}. {_HINT}", reason="refused")
+    return FileAccessError(f"Refused path {_clip(relative)!r}: {why}. {_HINT}", reason="refused")
+
+
+def _clip(relative: str) -> str:
+    return relative[:_SHOWN_PATH_CHARS] + ("…" if len(relative) > _SHOWN_PATH_CHARS else "")
 
 
 @dataclass(frozen=True, slots=True)
@@ -192,6 +195,7 @@ def read_skill_file(skill_dir: Path, relative: str, *, max_chars: int = 24_000) 
 
 def _read_head(path: Path, shown: str, *, limit: int) -> tuple[bytes, int, bool]:
     """Return up to ``limit`` bytes, the file size, and whether that was the whole file."""
+    shown = _clip(shown)
     is_directory = FileAccessError(f"{shown!r} is a directory, not a file.", reason="missing")
     # O_NONBLOCK: a FIFO left in a skill must not hang the harness on open.
     flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0)

@@ -42,6 +42,8 @@ SKILL_TOOLS: Final = (
     "skill_unload",
 )
 _DESC_CHARS: Final = 200
+_SHOWN_CHARS: Final = 200  # of a value the model sent, when a message echoes it
+_SHOWN_DOCS: Final = 5
 FATAL_REPEAT_MESSAGE: Final = (
     "This exact call has now failed {count} times in this session. Stop retrying it. Tell the "
     "user what you were trying to do and that the skill tool kept failing: {reason}"
@@ -311,9 +313,12 @@ class SkillTools:
         unknown = [d for d in docs if _norm(d) not in available]
         if unknown:
             listing = ", ".join(available) if available else "none"
+            # A model may send 50 entries of 10,000 characters: echo a bounded part of them.
+            shown = ", ".join(_clip(d) for d in unknown[:_SHOWN_DOCS])
+            if len(unknown) > _SHOWN_DOCS:
+                shown += f" and {len(unknown) - _SHOWN_DOCS} more"
             raise _Failure(
-                f"Unknown doc(s) for skill {skill.name!r}: {', '.join(unknown)}. "
-                f"Available docs: {listing}."
+                f"Unknown doc(s) for skill {skill.name!r}: {shown}. Available docs: {listing}."
             )
         return list(dict.fromkeys(_norm(d) for d in docs))
 
@@ -332,12 +337,22 @@ class SkillTools:
         before = self.state().loaded.get(name)
         wants_docs = include_all or bool(docs)
         if before is not None and _still_delivered(before, digest, selection, wants_docs, history):
-            self._update(lambda s: s.select_docs(name, before.docs))  # a touch
-            stub = (
-                f"Skill {name!r} is already loaded and unchanged; its instructions are in the "
-                "result of your earlier skill_load call. Follow them."
-            )
-            return stub, {"skill": name, "already_loaded": True}
+            still_loaded = [False]
+
+            def touch(state: SessionState) -> SessionState:
+                # Another call may have unloaded it since it was read: then load it in full.
+                still_loaded[0] = name in state.loaded
+                return (
+                    state.select_docs(name, state.loaded[name].docs) if still_loaded[0] else state
+                )
+
+            self._update(touch)
+            if still_loaded[0]:
+                stub = (
+                    f"Skill {name!r} is already loaded and unchanged; its instructions are in "
+                    "the result of your earlier skill_load call. Follow them."
+                )
+                return stub, {"skill": name, "already_loaded": True}
         content = render_load(skill, skill.body(), selected, max_doc_chars=self.max_file_chars)
         evicted: list[str] = []
 
@@ -436,6 +451,10 @@ def _still_delivered(
 
 def _norm(path: str) -> str:
     return path.strip().replace("\\", "/").removeprefix("./")
+
+
+def _clip(text: str) -> str:
+    return text if len(text) <= _SHOWN_CHARS else text[:_SHOWN_CHARS] + f"… ({len(text)} chars)"
 
 
 def _short(text: str) -> str:
