@@ -379,11 +379,25 @@ def test_a_success_in_between_does_not_reset_nor_count(tools: SkillTools) -> Non
     assert tools.call("skill_read_file", args).status == "recoverable"
 
 
-def test_an_internal_failure_is_fatal_and_never_raises(tools: SkillTools, root: Path) -> None:
-    (root / "gamma" / "SKILL.md").unlink()  # vanished after discovery
+def test_skill_md_vanished_after_discovery_is_recoverable(tools: SkillTools, root: Path) -> None:
+    (root / "gamma" / "SKILL.md").unlink()
+    result = tools.call("skill_load", {"skill": "gamma"})
+    assert result.status == "recoverable"
+    assert "gamma" in result.content
+    assert tools.state().loaded == {}
+
+
+def test_an_internal_failure_is_fatal_and_never_raises(
+    tools: SkillTools, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def broken(*_args: object, **_kwargs: object) -> str:
+        raise RuntimeError("renderer exploded")
+
+    monkeypatch.setattr("skillshelf.tools.render_load", broken)
     result = tools.call("skill_load", {"skill": "gamma"})
     assert result.status == "fatal"
     assert result.content.startswith(FATAL_INTERNAL_MESSAGE.split("{", 1)[0])
+    assert "renderer exploded" in result.content
     assert tools.state().loaded == {}
 
 
@@ -671,3 +685,70 @@ def test_declare_names_every_problem(tools: SkillTools) -> None:
         tools.declare(["nope", ("alpha", ["missing.md"])])
     assert "'nope'" in str(info.value)
     assert "missing.md" in str(info.value)
+
+
+# -- user-only skills, search over-fetch, failure memory ---------------------------------------
+
+
+@pytest.fixture
+def user_only_tools(tmp_path: Path) -> SkillTools:
+    make_skill(
+        tmp_path / "u",
+        "deploy",
+        "Deploys prod. Use when asked to deploy.",
+        frontmatter={"disable-model-invocation": True},
+    )
+    make_skill(tmp_path / "u", "lint", "Lints code. Use when asked to lint.")
+    return SkillTools(Repository([tmp_path / "u"], cache_dir=False), store=MemoryStore())
+
+
+def test_user_only_skill_is_refused_to_the_model(user_only_tools: SkillTools) -> None:
+    result = user_only_tools.call("skill_load", {"skill": "deploy"})
+    assert result.status == "recoverable"
+    assert user_only_tools.state().loaded == {}
+
+
+def test_user_only_skill_is_absent_from_enum_and_search(user_only_tools: SkillTools) -> None:
+    [load] = [s for s in user_only_tools.schemas("openai") if s["function"]["name"] == "skill_load"]
+    assert load["function"]["parameters"]["properties"]["skill"]["enum"] == ["lint"]
+    hits = user_only_tools.call("skill_search", {"query": "deploy"})
+    assert hits.data is not None and [r["name"] for r in hits.data["results"]] == []
+
+
+def test_user_only_skill_is_listed_only_as_a_slash_command(user_only_tools: SkillTools) -> None:
+    listing = _ok(user_only_tools.call("skill_list"))
+    assert "/deploy" in listing.content
+
+
+def test_declared_load_may_load_a_user_only_skill(user_only_tools: SkillTools) -> None:
+    [result] = user_only_tools.declare(["deploy"])
+    assert result.status == "ok"
+    assert "deploy" in user_only_tools.state().loaded
+    assert user_only_tools.call("skill_load", {"skill": "deploy"}).status == "recoverable"
+
+
+def test_search_fills_the_limit_even_when_top_hits_are_hidden(tmp_path: Path) -> None:
+    for i in range(5):
+        make_skill(tmp_path / "r", f"hidden-csv-{i}", "CSV CSV CSV csv tools. Use for csv.")
+    make_skill(tmp_path / "r", "shown", "Shows a csv. Use when a csv is shared.")
+    tools = SkillTools(
+        Repository([tmp_path / "r"], cache_dir=False),
+        visible=lambda s: not s.name.startswith("hidden"),
+    )
+    result = _ok(tools.call("skill_search", {"query": "csv", "limit": 1}))
+    assert result.data is not None
+    assert [r["name"] for r in result.data["results"]] == ["shown"]
+
+
+def test_failure_memory_is_bounded(tools: SkillTools) -> None:
+    from skillshelf.session import MAX_REMEMBERED_FAILURES
+
+    for i in range(MAX_REMEMBERED_FAILURES + 20):
+        tools.call("skill_load", {"skill": f"nope-{i}"})
+    assert len(tools.state().failures) == MAX_REMEMBERED_FAILURES
+
+
+def test_user_only_skill_is_not_in_the_model_list(user_only_tools: SkillTools) -> None:
+    listing = _ok(user_only_tools.call("skill_list"))
+    assert "- deploy" not in listing.content
+    assert "- lint" in listing.content

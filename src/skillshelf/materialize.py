@@ -11,10 +11,10 @@ With ``placement="system"`` all loaded content goes into that system message.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from typing import Any, Final, Literal
 
+from skillshelf import toolspec
 from skillshelf.content import list_docs, render_load
 from skillshelf.session import LoadedSkill
 from skillshelf.tools import SkillTools
@@ -33,7 +33,8 @@ def materialize(
 
     The input is not modified.
     """
-    loaded = tools.state().loaded
+    visible = {s.name for s in tools.visible_skills()}
+    loaded = {n: s for n, s in tools.state().loaded.items() if n in visible}
     by_call = {s.call_id: s for s in loaded.values() if s.call_id}
     load_calls = _skill_load_calls(messages)
     present = {m.get("tool_call_id") for m in messages if m.get("role") == "tool"}
@@ -41,7 +42,10 @@ def materialize(
     for message in messages:
         call_id = message.get("tool_call_id")
         if message.get("role") == "tool" and call_id in load_calls:
-            message = _rewrite_result(message, by_call.get(call_id), load_calls[call_id], placement)
+            name = load_calls[call_id]
+            holder = by_call.get(call_id)
+            superseded = holder is None and name in loaded
+            message = _rewrite_result(message, holder, name, placement, superseded=superseded)
         out.append(message)
     carried = [
         s
@@ -61,24 +65,28 @@ def _skill_load_calls(messages: Sequence[Message]) -> dict[str, str]:
             function = call.get("function") or {}
             if function.get("name") != "skill_load":
                 continue
-            try:
-                arguments = json.loads(function.get("arguments") or "{}")
-            except ValueError:
-                arguments = {}
-            name = arguments.get("skill") if isinstance(arguments, dict) else None
-            calls[str(call.get("id"))] = str(name or "?")
+            parsed = toolspec.parse_arguments("skill_load", function.get("arguments") or "{}")
+            name = "?" if isinstance(parsed, toolspec.ArgumentProblem) else parsed.args.skill  # type: ignore[attr-defined]
+            calls[str(call.get("id"))] = str(name)
     return calls
 
 
 def _rewrite_result(
-    message: Message, loaded: LoadedSkill | None, name: str, placement: Placement
+    message: Message,
+    loaded: LoadedSkill | None,
+    name: str,
+    placement: Placement,
+    *,
+    superseded: bool = False,
 ) -> Message:
     content = str(message.get("content") or "")
     if not content.startswith("<skill_content"):
         return message  # an error or an "already loaded" stub: leave it as it was
     if loaded is not None and placement == "tool_result":
         return message
-    if loaded is not None:
+    if superseded:
+        note = f"[Skill {name!r} was loaded again later; see the newer result.]"
+    elif loaded is not None:
         note = f"[Skill {name!r} is loaded; its content is in the system message.]"
     else:
         note = (

@@ -33,6 +33,8 @@ DocSelection = list[str] | Literal["*"]
 DEFAULT_MAX_LOADED: Final = 20
 # The same failing call may be retried twice; the third identical failure is fatal.
 MAX_IDENTICAL_FAILURES: Final = 3
+# Distinct failing calls remembered per session; the oldest are forgotten first.
+MAX_REMEMBERED_FAILURES: Final = 200
 
 
 @dataclass(frozen=True, slots=True)
@@ -197,8 +199,11 @@ class SessionState:
     def record_failure(self, signature: str) -> tuple[SessionState, int]:
         """Count one more identical failure; returns the new state and the count."""
         failures = dict(self.failures)
-        failures[signature] = failures.get(signature, 0) + 1
-        return replace(self, failures=failures), failures[signature]
+        count = failures.pop(signature, 0) + 1
+        failures[signature] = count  # re-inserted last: the dict stays in recency order
+        while len(failures) > MAX_REMEMBERED_FAILURES:
+            del failures[next(iter(failures))]
+        return replace(self, failures=failures), count
 
 
 def _touch_order(skill: LoadedSkill) -> tuple[int, str]:

@@ -127,6 +127,7 @@ class SkillTools:
         self.visible = visible
         self.max_file_chars = max_file_chars
         self.enum_limit = enum_limit
+        self._by_user = False  # set while running a declared (user or harness) load
 
     # -- visibility and schemas ----------------------------------------------------------
 
@@ -137,7 +138,8 @@ class SkillTools:
         return [s for s in self.repo.skills if self.visible(s)]
 
     def _visible_names(self) -> list[str]:
-        return [s.name for s in self.visible_skills()]
+        """Names the model may pass: visible and not reserved for the user."""
+        return [s.name for s in self.visible_skills() if s.model_invocable]
 
     def _skill(self, name: str) -> Skill:
         skill = self.repo.find(name)
@@ -147,6 +149,11 @@ class SkillTools:
             suggestions = closest_names(name, self._visible_names())
             hint = f" Closest: {', '.join(suggestions)}." if suggestions else ""
             raise _Failure(f"Unknown skill {name!r}.{hint} Call skill_list to see every skill.")
+        if not skill.model_invocable and not self._by_user:
+            raise _Failure(
+                f"Skill {name!r} can only be invoked by the user (as /{name}); "
+                "do not load it yourself."
+            )
         return skill
 
     def schemas(
@@ -212,7 +219,10 @@ class SkillTools:
         """
         from skillshelf import toolspec
 
-        parsed = toolspec.parse_arguments(tool, arguments, skill_names=self._visible_names())
+        names = self._visible_names()
+        if self._by_user:
+            names = [s.name for s in self.visible_skills()]
+        parsed = toolspec.parse_arguments(tool, arguments, skill_names=names)
         if isinstance(parsed, toolspec.ArgumentProblem):
             return self._grade(tool, arguments, parsed.message)
         tool, args = parsed.tool, parsed.args
@@ -220,7 +230,8 @@ class SkillTools:
             content, data = self._dispatch(tool, args, call_id, history_call_ids)
         except _Failure as exc:
             return self._grade(tool, arguments, str(exc))
-        except FileAccessError as exc:
+        except (FileAccessError, SkillshelfError) as exc:
+            # A file that vanished or changed under us: the model may retry or move on.
             return self._grade(tool, arguments, str(exc))
         except Exception as exc:  # anything else is our failure, not the model's
             reason = f"{type(exc).__name__}: {exc}"
@@ -271,7 +282,9 @@ class SkillTools:
 
     def _search(self, query: str, limit: int) -> tuple[str, dict[str, Any]]:
         names = set(self._visible_names())
-        hits = [h for h in self.repo.search(query, limit=max(limit * 3, limit)) if h.name in names]
+        # Hidden skills are filtered after ranking, so over-fetch enough to still fill `limit`.
+        fetch = limit if len(names) == len(self.repo) else len(self.repo)
+        hits = [h for h in self.repo.search(query, limit=max(fetch, 1)) if h.name in names]
         hits = hits[:limit]
         if not hits:
             text = f"No skill matches {query!r}. Call skill_list to see every skill."
@@ -295,6 +308,8 @@ class SkillTools:
         ]
         lines = []
         for skill in skills:
+            if not skill.model_invocable:
+                continue  # the user's to invoke: listed below as a slash command only
             extras = [f"v{skill.version}"] if skill.version else []
             extras += [f"tags: {', '.join(skill.tags)}"] if skill.tags else []
             suffix = f" ({'; '.join(extras)})" if extras else ""
@@ -349,8 +364,9 @@ class SkillTools:
             self._update(touch)
             if still_loaded[0]:
                 stub = (
-                    f"Skill {name!r} is already loaded and unchanged; its instructions are in "
-                    "the result of your earlier skill_load call. Follow them."
+                    f"Skill {name!r} is already loaded and unchanged; its instructions are "
+                    "already in this conversation (an earlier skill_load result or the loaded "
+                    "skill context). Follow them."
                 )
                 return stub, {"skill": name, "already_loaded": True}
         content = render_load(skill, skill.body(), selected, max_doc_chars=self.max_file_chars)
@@ -424,15 +440,23 @@ class SkillTools:
         """
         plan: list[tuple[str, list[str]]] = []
         problems: list[str] = []
-        for entry in loads:
-            name, docs = (entry, []) if isinstance(entry, str) else (entry[0], list(entry[1]))
-            try:
-                plan.append((name, self._resolve_docs(self._skill(name), docs, False)))
-            except _Failure as exc:
-                problems.append(str(exc))
+        self._by_user = True
+        try:
+            for entry in loads:
+                name, docs = (entry, []) if isinstance(entry, str) else (entry[0], list(entry[1]))
+                try:
+                    plan.append((name, self._resolve_docs(self._skill(name), docs, False)))
+                except _Failure as exc:
+                    problems.append(str(exc))
+        finally:
+            self._by_user = False
         if problems:
             raise DeclaredLoadError("Declared skills cannot be loaded: " + " ".join(problems))
-        return [self.call("skill_load", {"skill": n, "docs": d}) for n, d in plan]
+        self._by_user = True
+        try:
+            return [self.call("skill_load", {"skill": n, "docs": d}) for n, d in plan]
+        finally:
+            self._by_user = False
 
 
 def _still_delivered(
