@@ -198,6 +198,31 @@ def test_a_reload_after_the_skill_changed_releases_the_older_result(
     assert _tool_message(out, "c2")["content"] == newer
     assert "Step two." in newer
     assert "<skill_content" not in _tool_message(out, "c1")["content"]
+    assert "loaded again later" in _tool_message(out, "c1")["content"]
+
+
+def test_release_note_names_the_skill_even_when_the_model_used_a_slip(
+    repo: Repository, store: MemoryStore
+) -> None:
+    tools = _tools(repo, store)
+    history = [SYSTEM, USER]
+    _run(tools, history, "c1", "skill_load", {"skill_name": "**csv-insights**"})
+    tools.call("skill_unload", {"skill": "csv-insights"})
+    out = materialize(history, tools)
+    assert "'csv-insights' is no longer loaded" in _tool_message(out, "c1")["content"]
+
+
+def test_a_loaded_skill_hidden_by_the_filter_is_not_materialised(
+    repo: Repository, store: MemoryStore
+) -> None:
+    tools = _tools(repo, store)
+    history = [SYSTEM, USER]
+    _run(tools, history, "c1", "skill_load", {"skill": "csv-insights"})
+    hidden = SkillTools(
+        repo, store=store, session_id="s1", visible=lambda s: s.name != "csv-insights"
+    )
+    out = materialize(history, hidden)
+    assert "<skill_content" not in _tool_message(out, "c1")["content"]
 
 
 def test_errors_and_other_results_are_left_alone(repo: Repository, store: MemoryStore) -> None:
