@@ -254,6 +254,12 @@ def time_warm(root: Path, n: int, repeat: int, cache_dir: Path) -> Timing:
     return repeat_timed(lambda: open_catalog(root, n, cache_dir), repeat)
 
 
+def time_warm_open(root: Path, n: int, repeat: int, cache_dir: Path) -> Timing:
+    """Open only (no catalog) with a populated index cache: the issue's "warm re-open"."""
+    Repository([root], max_dirs=n * 2, cache_dir=cache_dir)
+    return repeat_timed(lambda: Repository([root], max_dirs=n * 2, cache_dir=cache_dir), repeat)
+
+
 def time_refresh(repo: Repository, repeat: int) -> Timing:
     """``refresh()`` of an open repository whose tree has not changed."""
     return repeat_timed(repo.refresh, repeat)
@@ -336,6 +342,7 @@ class Report:
     cold: Timing
     uncached: Timing
     warm: Timing
+    warm_open: Timing
     refresh: Timing
     floor: Timing
     search: SearchStats
@@ -382,7 +389,8 @@ def format_table(r: Report) -> str:
     rows = [
         ("skillshelf cold: open+validate+XML, empty cache", r.cold, TARGET_COLD_S),
         ("skillshelf cold, cache_dir=False (no index write)", r.uncached, None),
-        ("skillshelf warm: open+XML, populated cache", r.warm, TARGET_WARM_S),
+        ("skillshelf warm re-open, populated cache", r.warm_open, TARGET_WARM_S),
+        ("skillshelf warm re-open + XML catalog", r.warm, None),
         ("skillshelf refresh(), nothing changed", r.refresh, None),
         ("floor: open().read(4096) of every SKILL.md", r.floor, None),
     ]
@@ -445,7 +453,7 @@ def _reference_lines(r: Report) -> list[str]:
 def to_json(r: Report) -> dict[str, Any]:
     """The machine-readable report."""
     data = asdict(r)
-    for key in ("cold", "uncached", "warm", "refresh", "floor"):
+    for key in ("cold", "uncached", "warm", "warm_open", "refresh", "floor"):
         timing: Timing = getattr(r, key)
         data[key] = {**timing.summary(), "runs_s": list(timing.runs)}
     data["ratios"] = {
@@ -454,7 +462,7 @@ def to_json(r: Report) -> dict[str, Any]:
     }
     data["targets"] = {
         "cold_s": {"target": TARGET_COLD_S, "pass": r.cold.median <= TARGET_COLD_S},
-        "warm_s": {"target": TARGET_WARM_S, "pass": r.warm.median <= TARGET_WARM_S},
+        "warm_s": {"target": TARGET_WARM_S, "pass": r.warm_open.median <= TARGET_WARM_S},
         "search_p50_ms": {
             "target": TARGET_SEARCH_P50_MS,
             "pass": r.search.p50_ms <= TARGET_SEARCH_P50_MS,
@@ -488,6 +496,7 @@ def measure(root: Path, args: argparse.Namespace, generated_now: bool) -> Report
         cold = time_cold(root, n, repeat, fresh)
         uncached = time_uncached(root, n, repeat)
         warm = time_warm(root, n, repeat, fresh())
+        warm_open = time_warm_open(root, n, repeat, fresh())
         repo, catalog = open_catalog(root, n, fresh())
     refresh = time_refresh(repo, repeat)
     skill_dirs = sorted(Path(s.directory) for s in repo.skills)
@@ -505,6 +514,7 @@ def measure(root: Path, args: argparse.Namespace, generated_now: bool) -> Report
         cold=cold,
         uncached=uncached,
         warm=warm,
+        warm_open=warm_open,
         refresh=refresh,
         floor=floor,
         search=search,
