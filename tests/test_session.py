@@ -8,14 +8,7 @@ The pure transitions of :class:`SessionState` are tested on values; the rest goe
 from __future__ import annotations
 
 import multiprocessing
-import os
-import shutil
-import socket
-import subprocess
 import threading
-import time
-import uuid
-from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import get_args
 
@@ -26,7 +19,6 @@ from skillshelf.repository import Repository
 from skillshelf.session import LoadedSkill, LoadMode, SessionState
 from skillshelf.stores import Doc, SessionStore, Updater
 from skillshelf.stores.memory import MemoryStore
-from skillshelf.stores.redis import RedisStore
 from skillshelf.stores.sqlite import SQLiteStore
 from skillshelf.testing import make_skill
 from skillshelf.tools import SkillTools, ToolResult
@@ -391,141 +383,6 @@ def test_two_sessions_never_see_each_others_state(repo: Repository, store: Memor
     assert _load(two, "alpha").startswith("<skill_content")
     one.call("skill_unload", {"skill": "alpha"})
     assert _names(two) == {"alpha"}
-
-
-# -- each store -----------------------------------------------------------------------------
-
-
-@pytest.fixture(scope="module")
-def redis_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    """A real redis-server on 127.0.0.1 for this module (no persistence)."""
-    server = shutil.which("redis-server")
-    if server is None:
-        if os.environ.get("CI"):
-            pytest.fail("redis-server is not installed; CI must install it (see .ci/run).")
-        pytest.skip("redis-server is not installed (apt-get install redis-server)")
-    workdir = tmp_path_factory.mktemp("redis")
-    port = _free_port()
-    args = [server, "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"]
-    args += ["--dir", str(workdir), "--logfile", str(workdir / "redis.log")]
-    proc = subprocess.Popen(args, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL)
-    try:
-        _wait_for_redis(proc, port)
-        yield f"redis://127.0.0.1:{port}/0"
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=_REDIS_STOP_TIMEOUT_S)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait(timeout=_REDIS_STOP_TIMEOUT_S)
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
-
-
-def _answers_ping(port: int) -> bool:
-    try:
-        with socket.create_connection(("127.0.0.1", port), timeout=_POLL_S) as sock:
-            sock.settimeout(1.0)
-            sock.sendall(b"PING\r\n")
-            return sock.recv(16).startswith(b"+PONG")
-    except OSError:
-        return False
-
-
-def _wait_for_redis(proc: subprocess.Popen[bytes], port: int) -> None:
-    deadline = time.monotonic() + _REDIS_START_TIMEOUT_S
-    while not _answers_ping(port):
-        try:
-            proc.wait(timeout=_POLL_S)  # bounded, and notices a server that exited
-        except subprocess.TimeoutExpired:
-            if time.monotonic() > deadline:
-                pytest.fail(f"redis-server did not answer PING within {_REDIS_START_TIMEOUT_S}s")
-            continue
-        pytest.fail(f"redis-server exited with status {proc.returncode}")
-
-
-StoreFactory = Callable[[], SessionStore]
-
-
-@pytest.fixture(params=["memory", "sqlite", "redis"])
-def open_store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[StoreFactory]:
-    """Opens handles (separate clients, as two workers would have) onto one fresh store."""
-    opened: list[SessionStore] = []
-    factory = _store_factory(request, tmp_path)
-
-    def tracked() -> SessionStore:
-        store = factory()
-        opened.append(store)
-        return store
-
-    yield tracked
-    for store in opened:
-        store.close()
-
-
-def _store_factory(request: pytest.FixtureRequest, tmp_path: Path) -> StoreFactory:
-    if request.param == "memory":
-        shared = MemoryStore()
-        return lambda: shared
-    if request.param == "sqlite":
-        return lambda: SQLiteStore(tmp_path / "state" / "sessions.db")
-    url: str = request.getfixturevalue("redis_url")
-    prefix = f"test:{uuid.uuid4().hex}:"
-    return lambda: RedisStore(url, prefix=prefix)
-
-
-def test_each_store_persists_loads_for_a_new_tools_instance(
-    repo: Repository, open_store: StoreFactory
-) -> None:
-    first = SkillTools(repo, store=open_store(), session_id="s1", load_mode="session")
-    _load(first, "alpha", call_id="c1", docs=["references/a.md"])
-    second = SkillTools(repo, store=open_store(), session_id="s1", load_mode="session")
-    loaded = second.state().loaded["alpha"]
-    assert (loaded.mode, loaded.docs, loaded.call_id) == ("session", ["references/a.md"], "c1")
-    assert STUB in _load(second, "alpha")
-
-
-def test_each_store_keeps_agents_and_sessions_apart(
-    repo: Repository, open_store: StoreFactory
-) -> None:
-    store = open_store()
-    _load(SkillTools(repo, store=store, session_id="s1", agent="sub"), "alpha")
-    other = open_store()
-    assert _names(SkillTools(repo, store=other, session_id="s1", agent="main")) == set()
-    assert _names(SkillTools(repo, store=other, session_id="s2", agent="sub")) == set()
-    assert _names(SkillTools(repo, store=other, session_id="s1", agent="sub")) == {"alpha"}
-
-
-def test_each_store_applies_modes_lru_and_unload(
-    repo: Repository, open_store: StoreFactory
-) -> None:
-    tools = SkillTools(repo, store=open_store(), session_id="s1", max_loaded=2)
-    _load(tools, "alpha")
-    _load(tools, "beta")
-    tools.call("skill_select_docs", {"skill": "alpha", "docs": ["references/b.md"]})
-    _load(tools, "gamma")
-    fresh = SkillTools(repo, store=open_store(), session_id="s1", max_loaded=2)
-    assert _names(fresh) == {"alpha", "gamma"}
-    fresh.call("skill_unload", {"skill": "gamma"})
-    assert _names(tools) == {"alpha"}
-    tools.begin_turn()
-    assert _names(fresh) == set()
-
-
-def test_each_store_counts_failures_across_instances(
-    repo: Repository, open_store: StoreFactory
-) -> None:
-    args = {"skill": "alpha", "path": "nope.md"}
-    for _ in range(2):
-        SkillTools(repo, store=open_store(), session_id="s1").call("skill_read_file", args)
-    third = SkillTools(repo, store=open_store(), session_id="s1").call("skill_read_file", args)
-    assert third.status == "fatal"
 
 
 # -- concurrency ----------------------------------------------------------------------------
