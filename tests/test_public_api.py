@@ -8,6 +8,9 @@ import sys
 import skillshelf
 
 EXPECTED = {
+    "Activation",
+    "Agent",
+    "Tool",
     "CatalogEntry",
     "Changes",
     "Diagnostic",

@@ -12,6 +12,8 @@ from typing import TYPE_CHECKING, Any
 __version__ = "0.1.0"
 
 __all__ = [
+    "Activation",
+    "Agent",
     "CatalogEntry",
     "Changes",
     "Diagnostic",
@@ -25,6 +27,7 @@ __all__ = [
     "SkillNotFoundError",
     "SkillshelfError",
     "Skipped",
+    "Tool",
     "ToolError",
     "UsageError",
     "__version__",
@@ -36,6 +39,9 @@ __all__ = [
 ]
 
 _LAZY = {
+    "Agent": "skillshelf.agent",
+    "Activation": "skillshelf.agent_tools",
+    "Tool": "skillshelf.agent_tools",
     "CatalogEntry": "skillshelf.catalog",
     "render_catalog": "skillshelf.catalog",
     "Diagnostic": "skillshelf.diagnostics",
@@ -59,6 +65,8 @@ _LAZY = {
 }
 
 if TYPE_CHECKING:
+    from skillshelf.agent import Agent
+    from skillshelf.agent_tools import Activation, Tool
     from skillshelf.catalog import CatalogEntry, render_catalog
     from skillshelf.diagnostics import Diagnostic
     from skillshelf.errors import (

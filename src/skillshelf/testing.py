@@ -2,15 +2,25 @@
 
 ``make_skill`` writes a skill folder from keyword arguments; nothing here mocks the
 filesystem: skills are real folders under a directory you give (pytest's ``tmp_path``).
+``ScriptedModel`` is a model that answers from a script (canned replies or a function of the
+request), for testing an agent without a provider, and for demos.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING, Any, TypeAlias
 
-__all__ = ["make_skill"]
+from skillshelf.errors import UsageError
+
+if TYPE_CHECKING:
+    from skillshelf.models import ModelRequest, ModelResponse, TextSink
+
+__all__ = ["ScriptedModel", "make_skill", "reply"]
+
+Reply: TypeAlias = "ModelResponse | str | Mapping[str, Any]"
 
 
 def _yaml_scalar(value: str) -> str:
@@ -70,3 +80,94 @@ def make_skill(
         else:
             path.write_text(content, encoding="utf-8")
     return directory
+
+
+def reply(
+    text: str = "",
+    *,
+    tools: Sequence[tuple[str, Mapping[str, Any] | str]] = (),
+    finish_reason: str | None = None,
+) -> ModelResponse:
+    """Build a model reply: text and/or tool calls ``(name, arguments)`` with ids ``call_N``.
+
+    Arguments given as a string are sent verbatim (to script malformed JSON).
+    """
+    from skillshelf.models import ModelResponse, ToolCall
+
+    calls = tuple(
+        ToolCall(f"call_{i}", name, args if isinstance(args, str) else json.dumps(args))
+        for i, (name, args) in enumerate(tools, start=1)
+    )
+    reason = finish_reason or ("tool_calls" if calls else "stop")
+    return ModelResponse(text, calls, reason, "scripted")
+
+
+def _as_response(item: Reply) -> ModelResponse:
+    from skillshelf.models import ModelResponse
+
+    if isinstance(item, ModelResponse):
+        return item
+    if isinstance(item, str):
+        return reply(item)
+    calls = [(str(c["name"]), c.get("arguments", {})) for c in item.get("tool_calls", ())]
+    return reply(str(item.get("text", "")), tools=calls)
+
+
+class ScriptedModel:
+    """A model that replies from a script and records every request it gets.
+
+    Args:
+        script: Replies in order — :class:`~skillshelf.models.ModelResponse`, plain text, or
+            ``{"text": ..., "tool_calls": [{"name": ..., "arguments": {...}}]}`` — or a
+            function of the request returning one.
+        name: Shown in traces.
+
+    Attributes:
+        requests: Every request received, in order.
+
+    Raises:
+        UsageError: (when called) the script has run out of replies.
+    """
+
+    def __init__(
+        self,
+        script: Iterable[Reply] | Callable[[ModelRequest], Reply],
+        *,
+        name: str = "scripted",
+    ) -> None:
+        self._fn = script if callable(script) else None
+        self._replies = [] if callable(script) else list(script)
+        self._name = name
+        self.requests: list[ModelRequest] = []
+
+    @classmethod
+    def from_file(cls, path: str | Path) -> ScriptedModel:
+        """Read a JSON list of replies (text or ``{"text", "tool_calls"}`` objects)."""
+        try:
+            replies = json.loads(Path(path).read_text(encoding="utf-8"))
+        except (OSError, ValueError) as exc:
+            raise UsageError(f"Cannot read the script {str(path)!r}: {exc}") from None
+        if not isinstance(replies, list):
+            raise UsageError(f"The script {str(path)!r} must be a JSON list of replies")
+        return cls(replies, name=f"scripted:{Path(path).name}")
+
+    @property
+    def name(self) -> str:
+        return self._name
+
+    async def complete(
+        self, request: ModelRequest, *, on_text: TextSink | None = None
+    ) -> ModelResponse:
+        self.requests.append(request)
+        if self._fn is not None:
+            item = self._fn(request)
+        elif len(self.requests) <= len(self._replies):
+            item = self._replies[len(self.requests) - 1]
+        else:
+            raise UsageError(
+                f"The scripted model has no reply left for request {len(self.requests)}"
+            )
+        response = _as_response(item)
+        if on_text is not None and response.text:
+            on_text(response.text)
+        return response

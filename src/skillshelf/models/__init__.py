@@ -1,0 +1,224 @@
+"""Model adapters behind one protocol.
+
+Messages are in the OpenAI chat shape (``role``, ``content``, ``tool_calls``, ``tool_call_id``)
+everywhere in skillshelf; each adapter translates them for its provider. The provider SDKs are
+optional extras (``skillshelf[openai]``, ``skillshelf[anthropic]``) imported only when an
+adapter is built.
+
+Errors are normalised: :class:`ModelAuthError` (the key was rejected — retrying cannot help),
+:class:`TransientModelError` (HTTP 5xx/429 or a connection failure — the agent retries with
+backoff) and :class:`ModelError` for everything else.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+
+from skillshelf.errors import SkillshelfError, UsageError
+
+if TYPE_CHECKING:
+    from skillshelf.toolspec import ToolDef
+
+__all__ = [
+    "Message",
+    "Model",
+    "ModelAuthError",
+    "ModelError",
+    "ModelRequest",
+    "ModelResponse",
+    "TextSink",
+    "ToolCall",
+    "TransientModelError",
+    "open_model",
+]
+
+Message = dict[str, Any]
+TextSink = Callable[[str], None]
+
+
+class ModelError(SkillshelfError):
+    """The model provider failed in a way retrying will not fix (bad request, bad response)."""
+
+
+class ModelAuthError(ModelError):
+    """The provider rejected the credentials (HTTP 401/403)."""
+
+
+class TransientModelError(ModelError):
+    """A failure worth retrying: HTTP 5xx or 429, a timeout or a refused connection.
+
+    Attributes:
+        status: The HTTP status, None for a connection failure.
+        retry_after: Seconds the provider asked to wait, if it said.
+    """
+
+    def __init__(
+        self, message: str, *, status: int | None = None, retry_after: float | None = None
+    ) -> None:
+        self.status = status
+        self.retry_after = retry_after
+        super().__init__(message)
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCall:
+    """One tool call the model made; ``arguments`` is the raw JSON text it sent."""
+
+    id: str
+    name: str
+    arguments: str
+
+
+@dataclass(frozen=True, slots=True)
+class ModelRequest:
+    """What the agent sends: messages (system first) and the tools the model may call."""
+
+    messages: list[Message]
+    tools: list[ToolDef] = field(default_factory=list)
+
+
+@dataclass(frozen=True, slots=True)
+class ModelResponse:
+    """One model reply.
+
+    Attributes:
+        text: The reply's text (may be empty when it only calls tools).
+        tool_calls: Tool calls, in the order the model made them.
+        finish_reason: The provider's raw stop/finish reason.
+        model: The model name the provider reported.
+    """
+
+    text: str = ""
+    tool_calls: tuple[ToolCall, ...] = ()
+    finish_reason: str | None = None
+    model: str | None = None
+
+    def to_message(self) -> Message:
+        """The assistant message for the history (OpenAI chat shape)."""
+        message: Message = {"role": "assistant", "content": self.text or None}
+        if self.tool_calls:
+            message["tool_calls"] = [
+                {
+                    "id": c.id,
+                    "type": "function",
+                    "function": {"name": c.name, "arguments": c.arguments},
+                }
+                for c in self.tool_calls
+            ]
+        return message
+
+
+@runtime_checkable
+class Model(Protocol):
+    """A chat model that can call tools."""
+
+    @property
+    def name(self) -> str:
+        """Provider and model, e.g. ``openai:gpt-4o``."""
+        ...
+
+    async def complete(
+        self, request: ModelRequest, *, on_text: TextSink | None = None
+    ) -> ModelResponse:
+        """Send one request; stream text to ``on_text`` when the adapter streams.
+
+        Raises:
+            ModelAuthError: Credentials rejected.
+            TransientModelError: Worth retrying.
+            ModelError: Anything else.
+        """
+        ...
+
+
+def open_model(
+    spec: str,
+    *,
+    base_url: str | None = None,
+    api_key_env: str | None = None,
+    stream: bool = False,
+) -> Model:
+    """Build a model from ``openai:NAME``, ``anthropic:NAME`` or ``scripted:FILE``.
+
+    ``scripted:FILE`` reads a JSON list of replies (see :class:`skillshelf.testing.ScriptedModel`).
+
+    Raises:
+        UsageError: An unknown provider or a malformed spec.
+        ModelAuthError: No API key where one is needed.
+    """
+    provider, _, name = spec.partition(":")
+    if not name:
+        raise UsageError(
+            f"Model {spec!r} must look like openai:NAME, anthropic:NAME or scripted:FILE"
+        )
+    if provider == "openai":
+        from skillshelf.models.openai_chat import OpenAIChatModel
+
+        key = _api_key(api_key_env or "OPENAI_API_KEY", required=base_url is None)
+        return OpenAIChatModel(name, api_key=key, base_url=base_url, stream=stream)
+    if provider == "anthropic":
+        from skillshelf.models.anthropic_messages import AnthropicModel
+
+        key = _api_key(api_key_env or "ANTHROPIC_API_KEY", required=base_url is None)
+        return AnthropicModel(name, api_key=key, base_url=base_url, stream=stream)
+    if provider == "scripted":
+        from skillshelf.testing import ScriptedModel
+
+        return ScriptedModel.from_file(name)
+    raise UsageError(f"Unknown model provider {provider!r}; use openai, anthropic or scripted")
+
+
+def _api_key(variable: str, *, required: bool) -> str:
+    value = os.environ.get(variable, "")
+    if value:
+        return value
+    if required:
+        raise ModelAuthError(f"No API key: set the environment variable {variable}.")
+    # Local OpenAI-compatible servers (vLLM, llama.cpp, Ollama) ignore the key, but the SDKs
+    # insist on one.
+    return "not-needed"
+
+
+def parse_json_object(text: str) -> dict[str, Any]:
+    """Arguments text → a dict for providers that want objects ({} when it is not one)."""
+    try:
+        value = json.loads(text or "{}")
+    except ValueError:
+        return {}
+    return value if isinstance(value, dict) else {}
+
+
+def system_text(messages: Sequence[Message]) -> list[str]:
+    """The text of every system message, in order."""
+    return [str(m.get("content") or "") for m in messages if m.get("role") == "system"]
+
+
+def sdk_error(sdk: Any, exc: Exception) -> ModelError:
+    """Translate an ``openai``/``anthropic`` SDK exception (both SDKs share the shape)."""
+    if isinstance(exc, sdk.APIConnectionError):  # includes timeouts
+        return TransientModelError(f"Cannot reach the model server: {exc}")
+    if isinstance(exc, sdk.APIStatusError):
+        status = exc.status_code
+        message = str(getattr(exc, "message", exc))
+        if status in (401, 403):
+            return ModelAuthError(
+                f"The model server rejected the API key (HTTP {status}). Check the key "
+                f"(--api-key-env) and the base URL. Server said: {message}"
+            )
+        detail = f"HTTP {status} from the model server: {message}"
+        if status == 429 or status >= 500:
+            return TransientModelError(
+                detail, status=status, retry_after=_retry_after(exc.response.headers)
+            )
+        return ModelError(detail)
+    return ModelError(f"The model request failed: {exc}")
+
+
+def _retry_after(headers: Any) -> float | None:
+    try:
+        return float(headers.get("retry-after"))
+    except (TypeError, ValueError):
+        return None

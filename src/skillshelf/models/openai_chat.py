@@ -1,0 +1,129 @@
+"""OpenAI-compatible Chat Completions through the official ``openai`` SDK.
+
+``base_url`` points it at any compatible server (vLLM, llama.cpp server, Ollama, LM Studio).
+The SDK's own retries are off: the agent retries transient failures itself, with backoff it
+can trace.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import TYPE_CHECKING, Any, Final
+
+from skillshelf.models import (
+    ModelError,
+    ModelRequest,
+    ModelResponse,
+    TextSink,
+    ToolCall,
+    sdk_error,
+)
+from skillshelf.toolspec import to_openai
+
+if TYPE_CHECKING:
+    import openai
+
+__all__ = ["OpenAIChatModel"]
+
+DEFAULT_TIMEOUT_S: Final = 600.0  # one completion of a slow local model can take minutes
+
+
+class OpenAIChatModel:
+    """Chat Completions with tools (parallel tool calls allowed).
+
+    Args:
+        model: The model name the server knows.
+        api_key: The key (local servers accept any).
+        base_url: The server's ``/v1`` URL; None for OpenAI.
+        stream: Stream the reply (text reaches ``on_text`` as it arrives).
+        timeout_s: Per-request timeout.
+    """
+
+    def __init__(
+        self,
+        model: str,
+        *,
+        api_key: str,
+        base_url: str | None = None,
+        stream: bool = False,
+        timeout_s: float = DEFAULT_TIMEOUT_S,
+    ) -> None:
+        import openai  # the extra is needed only here
+
+        self._openai = openai
+        self.model = model
+        self._api_key = api_key
+        self._base_url = base_url
+        self.stream = stream
+        self._timeout = timeout_s
+        self._client: openai.AsyncOpenAI | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+
+    @property
+    def name(self) -> str:
+        return f"openai:{self.model}"
+
+    def _get_client(self) -> openai.AsyncOpenAI:
+        # An async HTTP pool belongs to one event loop; a sync wrapper makes a new loop per run.
+        loop = asyncio.get_running_loop()
+        if self._client is None or self._loop is not loop:
+            self._client = self._openai.AsyncOpenAI(
+                api_key=self._api_key,
+                base_url=self._base_url,
+                max_retries=0,
+                timeout=self._timeout,
+            )
+            self._loop = loop
+        return self._client
+
+    async def complete(
+        self, request: ModelRequest, *, on_text: TextSink | None = None
+    ) -> ModelResponse:
+        kwargs: dict[str, Any] = {"model": self.model, "messages": request.messages}
+        if request.tools:
+            kwargs["tools"] = to_openai(request.tools)
+        try:
+            if self.stream:
+                return await self._streamed(kwargs, on_text)
+            completion = await self._get_client().chat.completions.create(**kwargs)
+        except self._openai.APIError as exc:
+            raise sdk_error(self._openai, exc) from exc
+        if not completion.choices:
+            raise ModelError("The model returned no choices.")
+        choice = completion.choices[0]
+        calls = tuple(
+            ToolCall(c.id, c.function.name, c.function.arguments or "")
+            for c in choice.message.tool_calls or ()
+            if c.type == "function"
+        )
+        text = choice.message.content or ""
+        if on_text is not None and text:
+            on_text(text)
+        return ModelResponse(text, calls, choice.finish_reason, completion.model)
+
+    async def _streamed(self, kwargs: dict[str, Any], on_text: TextSink | None) -> ModelResponse:
+        stream = await self._get_client().chat.completions.create(**kwargs, stream=True)
+        text: list[str] = []
+        calls: dict[int, dict[str, str]] = {}
+        finish: str | None = None
+        model: str | None = None
+        async for chunk in stream:
+            model = chunk.model or model
+            for choice in chunk.choices[:1]:
+                delta = choice.delta
+                if delta.content:
+                    text.append(delta.content)
+                    if on_text is not None:
+                        on_text(delta.content)
+                for part in delta.tool_calls or ():
+                    call = calls.setdefault(part.index, {"id": "", "name": "", "arguments": ""})
+                    call["id"] = part.id or call["id"]
+                    if part.function is not None:
+                        call["name"] += part.function.name or ""
+                        call["arguments"] += part.function.arguments or ""
+                finish = choice.finish_reason or finish
+        tool_calls = tuple(
+            ToolCall(c["id"] or f"call_{i}", c["name"], c["arguments"])
+            for i, c in sorted(calls.items())
+        )
+        return ModelResponse("".join(text), tool_calls, finish, model)

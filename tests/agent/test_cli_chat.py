@@ -1,0 +1,145 @@
+"""``skillshelf chat`` as a subprocess against the fake OpenAI-compatible server."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner, Result
+from fake_providers import Fail, FakeOpenAI, Script
+
+from skillshelf.cli import main
+from skillshelf.testing import reply
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "skills"
+# A chat through the CLI starts Python, imports the SDK and makes a few local requests.
+_CLI_TIMEOUT_S = 120
+
+
+@pytest.fixture
+def servers() -> Iterator[list[FakeOpenAI]]:
+    started: list[FakeOpenAI] = []
+    yield started
+    for server in started:
+        server.stop()
+
+
+def _arguments(server: FakeOpenAI, args: tuple[str, ...]) -> list[str]:
+    return [
+        "chat",
+        "--root",
+        str(EXAMPLES),
+        "--no-cache",
+        "--model",
+        "openai:any",
+        "--base-url",
+        f"{server.url}/v1",
+        *args,
+    ]
+
+
+def chat(
+    servers: list[FakeOpenAI], script: Script, *args: str
+) -> tuple[subprocess.CompletedProcess[str], FakeOpenAI]:
+    """Run the real command in a subprocess (what a user runs)."""
+    server = FakeOpenAI(script).start()
+    servers.append(server)
+    env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")}
+    command = [sys.executable, "-c", "from skillshelf.cli import main; main()"]
+    out = subprocess.run(
+        [*command, *_arguments(server, args)],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=_CLI_TIMEOUT_S,
+    )
+    return out, server
+
+
+def chat_in_process(
+    servers: list[FakeOpenAI],
+    script: Script,
+    *args: str,
+    stdin: str | None = None,
+    monkeypatch: pytest.MonkeyPatch,
+) -> tuple[Result, FakeOpenAI]:
+    """The same command through click's runner (faster: no interpreter start)."""
+    server = FakeOpenAI(script).start()
+    servers.append(server)
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    result = CliRunner().invoke(main, _arguments(server, args), input=stdin)
+    return result, server
+
+
+def test_one_message_prints_the_final_answer(servers: list[FakeOpenAI], tmp_path: Path) -> None:
+    script = [reply(tools=[("skill_load", {"skill": "release-notes"})]), reply("Notes: all good.")]
+    trace = tmp_path / "trace.jsonl"
+    out, server = chat(servers, script, "-m", "write release notes", "--trace", str(trace))
+    assert out.returncode == 0, out.stderr
+    assert out.stdout == "Notes: all good.\n"
+    assert "skill_load" in out.stderr and "→ ok" in out.stderr
+    first, second = server.bodies()
+    assert first["model"] == "any" and first["stream"] is True
+    assert "<available_skills>" in first["messages"][0]["content"]
+    assert "Turn a range of commits" in second["messages"][-1]["content"]
+    kinds = [json.loads(line)["type"] for line in trace.read_text().splitlines()]
+    assert kinds == ["turn", "model", "tool", "model"]
+
+
+def test_slash_command_from_the_command_line(servers: list[FakeOpenAI]) -> None:
+    out, server = chat(servers, [reply("Subject: fix parser")], "-m", "/commit-message staged only")
+    assert out.returncode == 0, out.stderr
+    sent = json.dumps(server.bodies()[0])
+    assert "Conventional Commits" in sent and "staged only" in sent
+
+
+def test_interactive_session_keeps_history(
+    servers: list[FakeOpenAI], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    script = [reply("First."), reply("Second.")]
+    out, server = chat_in_process(
+        servers, script, "--no-stream", stdin="hello\nagain\n/exit\n", monkeypatch=monkeypatch
+    )
+    assert out.exit_code == 0, out.output
+    assert out.stdout.splitlines() == ["First.", "Second."]
+    roles = [m["role"] for m in server.bodies()[1]["messages"]]
+    assert roles == ["system", "user", "assistant", "user"]
+
+
+def test_rejected_key_exits_1_with_a_clear_message(
+    servers: list[FakeOpenAI], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    out, _server = chat_in_process(
+        servers, [Fail(401, "bad key")], "-m", "hi", monkeypatch=monkeypatch
+    )
+    assert out.exit_code == 1
+    assert "rejected the API key (HTTP 401)" in out.stderr
+
+
+def test_unknown_provider_is_a_usage_error(
+    servers: list[FakeOpenAI], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    out, _server = chat_in_process(
+        servers, [], "-m", "hi", "--model", "nope:x", monkeypatch=monkeypatch
+    )
+    assert out.exit_code == 2 and "Unknown model provider" in out.stderr
+
+
+def test_slash_error_exits_1(servers: list[FakeOpenAI], monkeypatch: pytest.MonkeyPatch) -> None:
+    out, server = chat_in_process(servers, [], "-m", "/comit-message", monkeypatch=monkeypatch)
+    assert out.exit_code == 1 and "/commit-message" in out.stderr
+    assert server.requests == []
+
+
+def test_scripted_model_needs_no_server(tmp_path: Path) -> None:
+    script = tmp_path / "replies.json"
+    script.write_text(json.dumps(["Scripted hello."]))
+    args = ["chat", "--root", str(EXAMPLES), "--no-cache", "--model", f"scripted:{script}"]
+    out = CliRunner().invoke(main, [*args, "-m", "hi"])
+    assert out.exit_code == 0, out.output
+    assert out.stdout == "Scripted hello.\n"
