@@ -191,9 +191,9 @@ def test_missing_explicit_root_is_reported(tmp_path: Path) -> None:
     assert [d.code for d in repo.diagnostics] == ["root.missing"]
 
 
-def test_archive_roots_are_reported_as_unsupported(tmp_path: Path) -> None:
+def test_missing_archive_root_is_reported_as_missing(tmp_path: Path) -> None:
     repo = _open(tmp_path / "skills.zip")
-    assert [d.code for d in repo.diagnostics] == ["root.unsupported"]
+    assert [d.code for d in repo.diagnostics] == ["root.missing"]
 
 
 def test_get_unknown_skill_suggests_close_names(tmp_path: Path) -> None:

@@ -45,6 +45,8 @@ def _is_tty() -> bool:
 
 
 _REPO_KEY = "skillshelf.repository"
+# Diagnostic codes that mean a root could not be used (archive and URL roots have their own).
+_ROOT_CODES = ("root.", "archive.", "remote.")
 
 
 def _fail_on_root_errors(func: F) -> F:
@@ -55,7 +57,7 @@ def _fail_on_root_errors(func: F) -> F:
         result = func(*args, **kwargs)
         repo = click.get_current_context().meta.get(_REPO_KEY)
         if repo is not None and any(
-            d.severity == "error" and d.code.startswith("root.") for d in repo.diagnostics
+            d.severity == "error" and d.code.startswith(_ROOT_CODES) for d in repo.diagnostics
         ):
             raise SystemExit(EXIT_FAILED)
         return result
@@ -517,7 +519,7 @@ def tools(fmt: str, with_exec: bool, **kwargs: Any) -> None:
 
 # Commands of larger features live in their own modules (``skillshelf/cli_*.py``) and register
 # themselves on ``main`` when imported; add a module here to expose its commands.
-_COMMAND_MODULES: tuple[str, ...] = ("skillshelf.cli_chat",)
+_COMMAND_MODULES: tuple[str, ...] = ("skillshelf.cli_chat", "skillshelf.cli_trust")
 for _module in _COMMAND_MODULES:
     importlib.import_module(_module)
 

@@ -26,19 +26,23 @@ from skillshelf.discovery import (
     WalkOptions,
     walk_root,
 )
-from skillshelf.errors import SkillNotFoundError
+from skillshelf.errors import SkillNotFoundError, UsageError
 from skillshelf.frontmatter import Mode
 from skillshelf.index_cache import decode_diagnostics, default_cache_dir, load_index, save_index
 from skillshelf.skill import Skill
 
 if TYPE_CHECKING:
+    from skillshelf.lockfile import Lockfile
     from skillshelf.paths import FileContent
+    from skillshelf.scanner import ScanPolicy
     from skillshelf.search import SearchHit, SearchIndex
+    from skillshelf.trust import TrustGate
 
 __all__ = ["Changes", "Repository", "Shadowed", "Skipped", "resolve_roots"]
 
 _CONVENTIONAL = (".agents/skills", ".claude/skills")
 _ARCHIVE_SUFFIXES = (".zip", ".tar.gz", ".tgz", ".tar", ".skill")
+_LOCK_ENV = "SKILLSHELF_LOCK"
 
 
 @dataclass(frozen=True, slots=True)
@@ -141,6 +145,14 @@ class Repository:
         cache_dir: Where the persistent index lives; None for the default, False for none.
         cwd: Where to search for project roots (default: the working directory).
         home: The user's home for user roots (default: ``~``).
+        lockfile: A lockfile (path or :class:`~skillshelf.lockfile.Lockfile`): skills whose
+            content differs from it, or that it does not list, are held back (see
+            :attr:`skipped`) until approved. None reads ``$SKILLSHELF_LOCK``; False: none.
+        scan_policy: Which roots the content scanner reads and what a ``block`` finding does.
+            Archive and URL roots are always scanned; None means the default policy (block).
+
+    Archive and URL roots are extracted into ``cache_dir`` (or the default cache folder when
+    ``cache_dir`` is False, which only turns the index off).
     """
 
     def __init__(
@@ -154,6 +166,8 @@ class Repository:
         cache_dir: str | os.PathLike[str] | Literal[False] | None = None,
         cwd: str | os.PathLike[str] | None = None,
         home: str | os.PathLike[str] | None = None,
+        lockfile: str | os.PathLike[str] | Lockfile | Literal[False] | None = None,
+        scan_policy: ScanPolicy | None = None,
     ) -> None:
         self.roots, self.explicit_roots = resolve_roots(roots, cwd=cwd, home=home)
         self.options = WalkOptions(
@@ -167,6 +181,8 @@ class Repository:
             else default_cache_dir()
         )
         self._indexes: dict[str, Index] = {}
+        self._root_dirs: dict[str, str] = {}
+        self._trust = _trust_gate(self.roots, lockfile, scan_policy)
         self._state = _State()
         self._search_index: SearchIndex | None = None
         self.refresh()
@@ -192,6 +208,31 @@ class Repository:
     def diagnostics(self) -> list[Diagnostic]:
         """Problems with the roots themselves (missing, unreadable, caps, loops)."""
         return list(self._state.diagnostics)
+
+    @property
+    def root_directories(self) -> dict[str, str]:
+        """The folder each usable root was read from (archives: the extracted tree)."""
+        return dict(self._root_dirs)
+
+    @property
+    def lockfile(self) -> Lockfile | None:
+        """The lockfile in force, if any."""
+        return self._trust.lockfile if self._trust is not None else None
+
+    def approve(self, *names: str) -> Changes:
+        """Approve the current content of held-back skills ``names`` and save the lockfile.
+
+        Returns:
+            What the refresh after approving changed (the approved skills are added).
+
+        Raises:
+            UsageError: No lockfile is configured.
+            SkillNotFoundError: A name is neither held back nor visible.
+        """
+        if self._trust is None or self._trust.lockfile is None:
+            raise UsageError("approve() needs a repository opened with a lockfile")
+        self._trust.approve(names, self._state.skills, self._root_dirs)
+        return self.refresh()
 
     def names(self) -> list[str]:
         """Names of the usable skills, sorted."""
@@ -272,6 +313,10 @@ class Repository:
         finally:
             if gc_was_enabled:
                 gc.enable()
+        if before and state.skipped:
+            _keep_last_good(before, state, winners)
+        if self._trust is not None:
+            self._trust.apply(state, winners)
         state.skills = dict(sorted(winners.items()))
         self._state = state
         changes = _diff(before, state.skills)
@@ -283,6 +328,7 @@ class Repository:
         directory = self._root_directory(root, state)
         if directory is None:
             return
+        self._root_dirs[root] = directory
         cache_key = f"{self.options}\0{os.path.realpath(directory)}"
         index = self._indexes.get(root)
         if index is None:
@@ -298,17 +344,12 @@ class Repository:
         self._indexes[root] = new_index
 
     def _root_directory(self, root: str, state: _State) -> str | None:
-        if root.startswith(("http://", "https://")) or root.endswith(_ARCHIVE_SUFFIXES):
-            state.diagnostics.append(
-                Diagnostic(
-                    "root.unsupported",
-                    "error",
-                    "Archive and URL roots are not supported yet; extract it and pass the folder",
-                    None,
-                    root,
-                )
-            )
-            return None
+        if root.startswith(("http://", "https://")) or root.lower().endswith(_ARCHIVE_SUFFIXES):
+            from skillshelf.archive import materialize
+
+            found = materialize(root, self._cache_dir or default_cache_dir())
+            state.diagnostics.extend(found.diagnostics)
+            return found.directory
         path = os.path.abspath(os.path.expanduser(root))
         if os.path.isfile(path) and os.path.basename(path).lower() == "skill.md":
             return os.path.dirname(path)
@@ -353,6 +394,44 @@ class Repository:
             winners[skill.name] = skill
         else:
             state.shadowed.append(Shadowed(skill, winner.directory))
+
+
+def _keep_last_good(before: dict[str, Skill], state: _State, winners: dict[str, Skill]) -> None:
+    """Keep a skill edited into an invalid state at its last good version, and say so."""
+    by_md = {f"{s.directory}{os.sep}{s.skill_md_name}": s for s in before.values()}
+    for i, skipped in enumerate(state.skipped):
+        last_good = by_md.get(skipped.path)
+        if last_good is None or last_good.name in winners:
+            continue
+        winners[last_good.name] = last_good
+        note = Diagnostic(
+            "skill.stale",
+            "warning",
+            f"Skill {last_good.name!r} was edited into an invalid state; its last good "
+            "version stays loaded until the error is fixed",
+            None,
+            skipped.path,
+        )
+        state.skipped[i] = Skipped(skipped.path, skipped.root, (*skipped.diagnostics, note))
+
+
+def _trust_gate(
+    roots: list[str],
+    lockfile: str | os.PathLike[str] | Lockfile | Literal[False] | None,
+    scan_policy: ScanPolicy | None,
+) -> TrustGate | None:
+    """The lockfile and scanner checks, or None when neither applies (the fast path)."""
+    if lockfile is None:
+        lockfile = os.environ.get(_LOCK_ENV) or False
+    untrusted = [r for r in roots if r.startswith(("http://", "https://"))]
+    untrusted += [r for r in roots if r.lower().endswith(_ARCHIVE_SUFFIXES)]
+    if scan_policy is not None:
+        untrusted += [r for r in roots if r in scan_policy.untrusted_roots]
+    if lockfile is False and not untrusted:
+        return None
+    from skillshelf.trust import TrustGate
+
+    return TrustGate.create(lockfile or None, scan_policy, frozenset(untrusted))
 
 
 def _diff(before: dict[str, Skill], after: dict[str, Skill]) -> Changes:
