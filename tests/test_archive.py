@@ -70,6 +70,21 @@ def test_archive_is_extracted_once_and_reused(tmp_path: Path) -> None:
     assert marker.exists()
 
 
+def test_a_crashed_extraction_leaves_no_root_and_its_leftovers_are_removed(
+    tmp_path: Path,
+) -> None:
+    cache = tmp_path / "cache"
+    leftover = cache / "archives" / ".extract-crashed"
+    (leftover / "alpha").mkdir(parents=True)
+    (leftover / "alpha" / "SKILL.md").write_bytes(skill_md("alpha"))
+    os.utime(leftover, (1, 1))
+    archive = _write(tmp_path, "skills.zip", make_zip(GOOD))
+    repo = Repository([archive], cache_dir=cache)
+    assert repo.names() == ["alpha"]
+    assert not leftover.exists()
+    assert [p.name.startswith(".") for p in (cache / "archives").iterdir()] == [False]
+
+
 def test_missing_archive_root_is_reported(tmp_path: Path) -> None:
     repo = Repository([tmp_path / "skills.zip"], cache_dir=tmp_path / "cache")
     assert [d.code for d in repo.diagnostics] == ["root.missing"]
@@ -134,6 +149,15 @@ def test_gigabyte_zip_bomb_is_refused_before_writing(tmp_path: Path) -> None:
     assert error.code in {"archive.ratio", "archive.file_too_large", "archive.too_large"}
 
 
+def test_extreme_compression_ratio_is_refused(tmp_path: Path) -> None:
+    size = 32 << 20  # under the single-file cap, but ~1000:1
+    stream = deflated_zeros(size)
+    data = raw_zip("alpha/zeros.txt", stream, size=size, compressed=len(stream))
+    error = _refused(tmp_path, "ratio.zip", data)
+    assert error.code == "archive.ratio"
+    assert "compression bomb" in str(error)
+
+
 def test_zip_entry_that_lies_about_its_size_is_stopped_while_extracting(tmp_path: Path) -> None:
     stream = deflated_zeros(64 << 20)
     # Claims 1 KiB; the data decompresses to 64 MiB.
@@ -192,6 +216,52 @@ def test_url_root_is_downloaded_and_listed(tmp_path: Path) -> None:
         repo = Repository([served.url("skills.zip")], cache_dir=tmp_path / "cache")
     assert repo.names() == ["alpha"]
     assert repo.get("alpha").root == served.url("skills.zip")
+
+
+def _hostile() -> dict[str, tuple[bytes, str]]:
+    gib = 1 << 30
+    bomb = deflated_zeros(gib)
+    liar = deflated_zeros(32 << 20)
+    return {
+        "zip-slip.zip": (make_zip({"../../evil.txt": b"x", **GOOD}), "archive.unsafe_path"),
+        "symlink.zip": (
+            make_zip(GOOD, symlinks={"alpha/etc": "../../../etc"}),
+            "archive.link_escape",
+        ),
+        "bomb.zip": (
+            raw_zip("a/b.txt", bomb, size=gib, compressed=len(bomb)),
+            "archive.file_too_large",
+        ),
+        "devices.tar.gz": (
+            make_tar(
+                [tar_file("alpha/SKILL.md", skill_md("alpha")), tar_special("d", tarfile.CHRTYPE)]
+            ),
+            "archive.special_file",
+        ),
+        "liar.zip": (
+            raw_zip("a/b.txt", liar, size=10, compressed=len(liar)),
+            "archive.size_mismatch",
+        ),
+        "many.zip": (stored_zip_of_empty_files(100_000), "archive.too_many_entries"),
+    }
+
+
+def test_hostile_archives_from_a_url_are_refused_and_write_nothing_outside_the_cache(
+    tmp_path: Path,
+) -> None:
+    cache = tmp_path / "cache"
+    before = files_under(tmp_path)
+    with http_server() as served:
+        hostile = _hostile()
+        for name, (data, _) in hostile.items():
+            served.files[name] = data
+        for name, (_, code) in hostile.items():
+            repo = Repository([served.url(name)], cache_dir=cache)
+            assert len(repo) == 0
+            assert [(d.code, d.severity) for d in repo.diagnostics] == [(code, "error")], name
+    assert {p for p in files_under(tmp_path) - before if not p.startswith("cache")} == set()
+    leftovers = [p for p in cache.rglob("*") if p.name != "meta.json" and p.is_file()]
+    assert leftovers == []  # no extracted file, no partial download
 
 
 def test_url_root_is_revalidated_with_etag(tmp_path: Path) -> None:

@@ -8,6 +8,7 @@ glob, ``Read`` any call).
 from __future__ import annotations
 
 import fnmatch
+import functools
 import inspect
 import logging
 import re
@@ -15,6 +16,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final, Literal
 
+import anyio
 from pydantic import ValidationError, create_model
 
 from skillshelf.errors import UsageError
@@ -100,8 +102,13 @@ class Tool:
         return dict(arguments)
 
     async def invoke(self, arguments: Mapping[str, Any], context: Any) -> Any:
-        """Run the tool (``context`` is for tools that need the caller's session)."""
-        result = self.fn(**arguments)
+        """Run the tool (``context`` is for tools that need the caller's session).
+
+        A plain function runs in a worker thread, so a slow one does not hold up the others.
+        """
+        if inspect.iscoroutinefunction(self.fn):
+            return await self.fn(**arguments)
+        result = await anyio.to_thread.run_sync(functools.partial(self.fn, **arguments))
         if inspect.isawaitable(result):
             result = await result
         return result

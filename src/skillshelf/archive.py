@@ -12,6 +12,7 @@ file, extreme compression ratios, and entries that decompress to more than they 
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import functools
 import hashlib
@@ -20,6 +21,7 @@ import shutil
 import stat
 import tarfile
 import tempfile
+import time
 import zipfile
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -44,6 +46,8 @@ __all__ = [
 ARCHIVE_SUFFIXES: Final = (".zip", ".skill", ".tar", ".tar.gz", ".tgz")
 _ZIP_SUFFIXES: Final = (".zip", ".skill")
 _CHUNK: Final = 1 << 16
+# A staging folder untouched this long belongs to an extraction that crashed.
+_STALE_STAGING_S: Final = 3600
 # Small members may compress extremely well (a file of spaces) without being a danger.
 _RATIO_FLOOR: Final = 1024 * 1024
 
@@ -177,6 +181,7 @@ def extract_archive(
     archive = os.fspath(archive)
     target_path = Path(target)
     target_path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    _remove_stale_staging(target_path.parent)
     staging = Path(tempfile.mkdtemp(dir=target_path.parent, prefix=".extract-"))
     try:
         _Extractor(staging, limits).run(archive, kind or _kind_of_file(archive, name))
@@ -190,6 +195,15 @@ def extract_archive(
         shutil.rmtree(staging, ignore_errors=True)
         raise
     return target_path
+
+
+def _remove_stale_staging(parent: Path) -> None:
+    """Remove staging folders a crashed extraction left (never one still being written)."""
+    cutoff = time.time() - _STALE_STAGING_S
+    for leftover in parent.glob(".extract-*"):
+        with contextlib.suppress(OSError):
+            if leftover.stat().st_mtime < cutoff:
+                shutil.rmtree(leftover, ignore_errors=True)
 
 
 def _kind_of_file(path: str, name: str | None) -> str:

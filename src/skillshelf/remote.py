@@ -138,14 +138,16 @@ def _download(
 def _client() -> httpx.Client:
     import httpx
 
-    # An explicit CA bundle (a private or test CA) is added to verification, never replaces it
-    # with "no verification".
+    # An explicit CA bundle (a private or test CA) is trusted besides the system's CAs;
+    # there is deliberately no way to turn verification off.
     ca_bundle = os.environ.get("SKILLSHELF_CA_BUNDLE")
     verify: object = True
     if ca_bundle:
         import ssl
 
-        verify = ssl.create_default_context(cafile=ca_bundle)
+        context = ssl.create_default_context()
+        context.load_verify_locations(cafile=ca_bundle)
+        verify = context
     return httpx.Client(
         follow_redirects=True,
         max_redirects=_MAX_REDIRECTS,

@@ -142,7 +142,6 @@ def test_loaded_body_is_in_the_tool_result_and_system_prompt_bytes_stay(
             reply("Here are your notes."),
         ]
     )
-    streamed: list[str] = []
     agent = agent_for(server, repo, stream=stream)
     result = agent.conversation().send_sync("write release notes")
     assert result.output == "Here are your notes."
@@ -155,7 +154,6 @@ def test_loaded_body_is_in_the_tool_result_and_system_prompt_bytes_stay(
     assert results["call_1"].startswith('<skill_content name="release-notes">')
     assert body_line not in system_of(second)
     assert [r.tool for r in result.tool_calls] == ["skill_load"]
-    del streamed
 
 
 def test_streamed_text_reaches_the_sink(start_server: StartServer, repo: Repository) -> None:
@@ -355,3 +353,54 @@ def anyio_run(awaitable: Any) -> Any:
         return await awaitable
 
     return anyio.run(main)
+
+
+def test_parallel_calls_go_back_together(start_server: StartServer, repo: Repository) -> None:
+    server = start_server(
+        [
+            reply(
+                tools=[
+                    ("skill_load", {"skill": "csv-insights"}),
+                    ("skill_load", {"skill": "api-error-triage"}),
+                ]
+            ),
+            reply("Both loaded."),
+        ]
+    )
+    assert agent_for(server, repo).run_sync("csv and api").output == "Both loaded."
+    second = server.bodies()[1]
+    results = tool_results(second)
+    assert set(results) == {"call_1", "call_2"}
+    assert "# CSV Insights" in results["call_1"] and "# API Error Triage" in results["call_2"]
+    if "system" in second:  # Anthropic: both results in the one user turn after the calls
+        roles = [m["role"] for m in second["messages"]]
+        assert roles == ["user", "assistant", "user"]
+        assert [b["type"] for b in second["messages"][2]["content"]] == ["tool_result"] * 2
+
+
+def test_api_key_comes_from_the_named_variable(
+    start_server: StartServer, repo: Repository, provider: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from skillshelf.models import open_model
+
+    server = start_server([reply("ok")])
+    monkeypatch.setenv("MY_PROVIDER_KEY", "secret-123")
+    base = server.url + "/v1" if provider == "openai" else server.url
+    model = open_model(f"{provider}:m", base_url=base, api_key_env="MY_PROVIDER_KEY")
+    Agent(model, repo, retry=RetryPolicy(sleep=no_wait)).run_sync("hi")
+    headers = {k.lower(): v for k, v in server.requests[0].headers.items()}
+    if provider == "openai":
+        assert headers["authorization"] == "Bearer secret-123"
+    else:
+        assert headers["x-api-key"] == "secret-123"
+
+
+def test_missing_api_key_without_base_url_is_an_auth_error(
+    provider: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from skillshelf.models import open_model
+
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
+    with pytest.raises(ModelAuthError, match="API_KEY"):
+        open_model(f"{provider}:m")
