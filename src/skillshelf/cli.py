@@ -519,7 +519,11 @@ def tools(fmt: str, with_exec: bool, **kwargs: Any) -> None:
 
 # Commands of larger features live in their own modules (``skillshelf/cli_*.py``) and register
 # themselves on ``main`` when imported; add a module here to expose its commands.
-_COMMAND_MODULES: tuple[str, ...] = ("skillshelf.cli_chat", "skillshelf.cli_trust")
+_COMMAND_MODULES: tuple[str, ...] = (
+    "skillshelf.cli_serve",
+    "skillshelf.cli_trust",
+    "skillshelf.cli_chat",
+)
 for _module in _COMMAND_MODULES:
     importlib.import_module(_module)
 

@@ -1,0 +1,1 @@
+"""Benchmarks; each file runs as a script (``python bench/NAME.py``)."""

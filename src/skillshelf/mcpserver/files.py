@@ -1,0 +1,303 @@
+"""A skill's files as SEP-2640 sees them: ``skill://`` URIs, digests, limits, directories.
+
+Every URI a client sends is parsed here and every path it names is joined to the skill
+directory by :func:`skillshelf.paths.safe_join`, so nothing outside a skill is ever served.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import mimetypes
+import os
+import re
+import stat
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Final
+from urllib.parse import quote, unquote
+
+from skillshelf.errors import FileAccessError
+from skillshelf.paths import safe_join
+from skillshelf.skill import Skill
+
+__all__ = [
+    "MAX_FILES",
+    "MAX_TOTAL_BYTES",
+    "SCHEME",
+    "Child",
+    "DigestCache",
+    "FileEntry",
+    "SkillFiles",
+    "SkillUri",
+    "UriError",
+    "directory_children",
+    "file_uri",
+    "guess_mime",
+    "parse_uri",
+    "read_bytes",
+    "skill_files",
+]
+
+SCHEME: Final = "skill://"
+SKILL_MD: Final = "SKILL.md"
+DIRECTORY_MIME: Final = "inode/directory"
+# The extension's per-skill limits: every conforming host accepts skills up to these.
+MAX_FILES: Final = 512
+MAX_TOTAL_BYTES: Final = 16 * 1024 * 1024
+# Never part of a skill's content: caches and version-control state.
+_SKIPPED: Final = frozenset({"__pycache__", ".git", ".DS_Store"})
+_MIME_OVERRIDES: Final = {
+    ".md": "text/markdown",
+    ".markdown": "text/markdown",
+    ".yaml": "application/yaml",
+    ".yml": "application/yaml",
+    ".py": "text/x-python",
+}
+_MIME_TABLE: Final = mimetypes.MimeTypes()
+_PLAIN: Final = re.compile(r"[A-Za-z0-9._~-]+")
+_PLAIN_PATH: Final = re.compile(
+    r"[A-Za-z0-9._~-]+(?:/[A-Za-z0-9._~-]+)*"
+)  # the built-in table only: same answer everywhere
+
+
+class UriError(Exception):
+    """A URI that names nothing this server serves (JSON-RPC -32602)."""
+
+
+@dataclass(frozen=True, slots=True)
+class SkillUri:
+    """A parsed ``skill://<name>/<path>``; ``path`` is ``""`` for the skill's root directory."""
+
+    name: str
+    path: str
+
+
+@dataclass(frozen=True, slots=True)
+class FileEntry:
+    """One file of a skill: its path relative to the skill, byte size and sha256 digest."""
+
+    relative: str
+    size: int
+    digest: str
+
+
+@dataclass(frozen=True, slots=True)
+class SkillFiles:
+    """Every file of a skill, ``SKILL.md`` first, or why the skill is over the limits."""
+
+    files: tuple[FileEntry, ...]
+    over_limit: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Child:
+    """A direct child of a directory resource."""
+
+    name: str
+    relative: str
+    is_dir: bool
+    size: int | None
+
+
+def file_uri(name: str, relative: str = SKILL_MD) -> str:
+    """The URI of a file (or, with ``relative=""``, the root directory) of skill ``name``."""
+    if _PLAIN.fullmatch(name) and (not relative or _PLAIN_PATH.fullmatch(relative)):
+        return f"{SCHEME}{name}/{relative}" if relative else SCHEME + name  # nothing to escape
+    if not relative:
+        return SCHEME + quote(name, safe="")
+    return SCHEME + quote(name, safe="") + "/" + "/".join(quote(p) for p in relative.split("/"))
+
+
+def parse_uri(uri: str) -> SkillUri:
+    """Split a ``skill://`` URI into skill name and relative path, refusing anything unusual.
+
+    Segments are percent-decoded one at a time, so an encoded ``/`` or ``..`` can never
+    become a separator or a parent step.
+
+    Raises:
+        UriError: Another scheme, a query or fragment, an empty, ``.`` or ``..`` segment, or a
+            decoded segment holding a separator or NUL.
+    """
+    if not uri.startswith(SCHEME):
+        raise UriError(f"Not a skill:// URI: {_clip(uri)}")
+    rest = uri[len(SCHEME) :]
+    if "?" in rest or "#" in rest:
+        raise UriError(f"skill:// URIs take no query or fragment: {_clip(uri)}")
+    raw = rest[:-1].split("/") if rest.endswith("/") else rest.split("/")
+    parts = [unquote(p) for p in raw]
+    for part in parts:
+        if part in ("", ".", "..") or any(c in part for c in "/\\\x00"):
+            raise UriError(f"No resource is served at {_clip(uri)}")
+    return SkillUri(parts[0], "/".join(parts[1:]))
+
+
+def _clip(uri: str) -> str:
+    return uri if len(uri) <= 200 else uri[:200] + "…"
+
+
+def guess_mime(name: str) -> str:
+    """MIME type from a file name (``text/markdown`` for Markdown)."""
+    suffix = os.path.splitext(name)[1].lower()
+    if suffix in _MIME_OVERRIDES:
+        return _MIME_OVERRIDES[suffix]
+    guessed, encoding = _MIME_TABLE.guess_type(name, strict=False)
+    if encoding is not None:
+        return "application/octet-stream"
+    return guessed or "application/octet-stream"
+
+
+def _on_disk(skill: Skill, relative: str) -> str:
+    return skill.skill_md_name if relative == SKILL_MD else relative
+
+
+def resolve(skill: Skill, relative: str) -> Path:
+    """The file or directory ``relative`` names inside ``skill``, proven to stay inside it.
+
+    Raises:
+        UriError: The path escapes the skill or passes through a skipped name.
+    """
+    if not relative:
+        return skill.path.resolve()
+    if any(part in _SKIPPED for part in relative.split("/")):
+        raise UriError(f"{relative!r} is not served")
+    try:
+        return safe_join(skill.path, _on_disk(skill, relative))
+    except FileAccessError as exc:
+        raise UriError(str(exc)) from None
+
+
+class DigestCache:
+    """sha256 digests keyed by path and re-computed when size, mtime or inode change."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._digests: dict[str, tuple[tuple[int, int, int], str]] = {}
+
+    def digest(self, path: str, info: os.stat_result) -> str:
+        """The ``sha256:<hex>`` digest of the file at ``path`` whose stat is ``info``."""
+        signature = (info.st_size, info.st_mtime_ns, info.st_ino)
+        with self._lock:
+            cached = self._digests.get(path)
+        if cached is not None and cached[0] == signature:
+            return cached[1]
+        hasher = hashlib.sha256()
+        with open(path, "rb") as handle:
+            while chunk := handle.read(1 << 20):
+                hasher.update(chunk)
+        value = "sha256:" + hasher.hexdigest()
+        with self._lock:
+            self._digests[path] = (signature, value)
+        return value
+
+    def clear(self) -> None:
+        """Forget every digest."""
+        with self._lock:
+            self._digests.clear()
+
+
+def skill_files(skill: Skill, cache: DigestCache, *, root: str | None = None) -> SkillFiles:
+    """List every file of ``skill`` with its digest, ``SKILL.md`` first.
+
+    The walk stops as soon as a limit is passed: a skill that vendors a huge tree costs no
+    more than one just over the limit.
+
+    Args:
+        skill: The skill.
+        cache: Digests already computed.
+        root: The skill directory with symbolic links resolved, when the caller knows it.
+    """
+    root = root if root is not None else os.path.realpath(skill.directory)
+    found: list[tuple[str, str, os.stat_result]] = []
+    total = 0
+    pending = [(root, "")]
+    while pending:
+        directory, prefix = pending.pop()
+        for name, path, info, is_link in _scan(directory, root):
+            relative = prefix + name
+            if stat.S_ISDIR(info.st_mode):
+                if not is_link:
+                    pending.append((path, relative + "/"))
+                continue
+            if relative == skill.skill_md_name:
+                relative = SKILL_MD
+            found.append((relative, path, info))
+            total += info.st_size
+            if len(found) > MAX_FILES:
+                return SkillFiles((), f"more than {MAX_FILES} files")
+            if total > MAX_TOTAL_BYTES:
+                return SkillFiles((), f"more than {MAX_TOTAL_BYTES:,} bytes")
+    found.sort(key=lambda row: (row[0] != SKILL_MD, row[0]))
+    entries = tuple(
+        FileEntry(rel, info.st_size, cache.digest(path, info)) for rel, path, info in found
+    )
+    return SkillFiles(entries)
+
+
+def _scan(directory: str, root: str) -> list[tuple[str, str, os.stat_result, bool]]:
+    """Servable children of ``directory``: regular files and directories inside ``root``.
+
+    Returns ``(name, path, stat, is_link)`` rows sorted by name.
+    """
+    out: list[tuple[str, str, os.stat_result, bool]] = []
+    inside = root.rstrip(os.sep) + os.sep
+    try:
+        with os.scandir(directory) as entries:
+            for entry in entries:
+                if entry.name in _SKIPPED:
+                    continue
+                try:
+                    info = entry.stat()  # follows a link; where it leads is checked below
+                    is_link = entry.is_symlink()
+                    if is_link and not os.path.realpath(entry.path).startswith(inside):
+                        continue
+                except (OSError, RuntimeError):
+                    continue  # vanished, dangling, or a link loop
+                if stat.S_ISREG(info.st_mode) or stat.S_ISDIR(info.st_mode):
+                    out.append((entry.name, entry.path, info, is_link))
+    except OSError:
+        return []
+    out.sort(key=lambda row: row[0])
+    return out
+
+
+def directory_children(skill: Skill, relative: str) -> list[Child]:
+    """The direct children of a directory of ``skill``, sorted by name.
+
+    Raises:
+        UriError: No such directory, or it is a file.
+    """
+    path = resolve(skill, relative)
+    if not path.is_dir():
+        what = "does not exist" if not path.exists() else "is not a directory resource"
+        raise UriError(f"{file_uri(skill.name, relative)} {what}")
+    prefix = relative + "/" if relative else ""
+    children = []
+    for name, _full, info, _link in _scan(str(path), os.path.realpath(skill.directory)):
+        is_dir = stat.S_ISDIR(info.st_mode)
+        child_rel = prefix + name
+        if child_rel == skill.skill_md_name:
+            child_rel = name = SKILL_MD
+        children.append(Child(name, child_rel, is_dir, None if is_dir else info.st_size))
+    return children
+
+
+def read_bytes(skill: Skill, relative: str) -> bytes:
+    """The raw bytes of a file of ``skill``.
+
+    Raises:
+        UriError: No such file, a directory, or a path that escapes the skill.
+        OSError: The file exists but cannot be read (an internal error).
+    """
+    path = resolve(skill, relative)
+    try:
+        info = path.stat()
+    except OSError:
+        raise UriError(f"No resource is served at {file_uri(skill.name, relative)}") from None
+    if not stat.S_ISREG(info.st_mode):
+        raise UriError(f"{file_uri(skill.name, relative)} is not a file")
+    if info.st_size > MAX_TOTAL_BYTES:
+        raise UriError(
+            f"{file_uri(skill.name, relative)} is over the {MAX_TOTAL_BYTES:,}-byte limit"
+        )
+    return path.read_bytes()

@@ -1,0 +1,423 @@
+"""The MCP server for skills: resources, tools, prompts and the skills extension.
+
+Built on the SDK's low-level :class:`mcp.server.lowlevel.server.Server` rather than
+``MCPServer``: every list here is computed per request (the visibility hook sees who asks)
+and per re-scan, which ``MCPServer``'s static registries do not model. The skills extension
+is a real :class:`mcp.server.extension.Extension`, applied the way ``MCPServer`` applies one.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import shlex
+import uuid
+from collections import OrderedDict
+from typing import Any, Final
+
+import anyio.to_thread
+from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
+from mcp.server.extension import Extension
+from mcp.server.lowlevel.server import Server
+from mcp.server.session import ServerSession
+from mcp.server.subscriptions import (
+    InMemorySubscriptionBus,
+    ListenHandler,
+    PromptsListChanged,
+    ResourcesListChanged,
+    ToolsListChanged,
+)
+from mcp.shared.exceptions import MCPError
+from mcp_types import (
+    INVALID_PARAMS,
+    BlobResourceContents,
+    CallToolRequestParams,
+    CallToolResult,
+    GetPromptRequestParams,
+    GetPromptResult,
+    ListPromptsResult,
+    ListResourcesResult,
+    ListToolsResult,
+    PaginatedRequestParams,
+    Prompt,
+    PromptArgument,
+    PromptMessage,
+    ReadResourceRequestParams,
+    ReadResourceResult,
+    Resource,
+    TextContent,
+    TextResourceContents,
+    Tool,
+)
+from mcp_types.version import MODERN_PROTOCOL_VERSIONS
+
+from skillshelf import __version__
+from skillshelf.catalog import CatalogEntry, render_catalog
+from skillshelf.errors import UsageError
+from skillshelf.mcpserver.extension import (
+    SkillsExtension,
+    decode_cursor,
+    encode_cursor,
+    guarded,
+)
+from skillshelf.mcpserver.files import (
+    SKILL_MD,
+    file_uri,
+    guess_mime,
+    parse_uri,
+    read_bytes,
+)
+from skillshelf.mcpserver.shelf import SKILLS_EXTENSION, Shelf, Viewer, Visibility
+from skillshelf.repository import Changes, Repository
+from skillshelf.session import LoadMode
+from skillshelf.skill import Skill
+from skillshelf.stores import SessionStore, open_store
+from skillshelf.tools import SKILL_TOOLS, SkillTools
+
+__all__ = ["SkillServer"]
+
+logger = logging.getLogger("skillshelf.mcp")
+
+RESOURCES_PAGE: Final = 500
+INSTRUCTIONS_BUDGET: Final = 8_000  # characters of catalog in the server's instructions
+MAX_TRACKED_SESSIONS: Final = 1_000  # legacy sessions told about list changes
+_PREFACE: Final = (
+    "This server provides Agent Skills. Each skill below has a name and a description; when "
+    "one fits the task, call the skill_load tool with its name (or read its skill:// URI) and "
+    "follow its instructions. Read the skill's other files with skill_read_file only when "
+    "the instructions point to them.\n\n"
+)
+_ARG_INDEX: Final = re.compile(r"\$ARGUMENTS\[(\d+)\]")
+
+
+class SkillServer:
+    """An MCP server over a repository of skills.
+
+    Args:
+        repo: The skills to serve.
+        store: Where per-session tool state lives (default: in memory).
+        visible: Hides skills from some viewers, in every answer.
+        load_mode: How long ``skill_load`` keeps a skill loaded in a session.
+        enable_exec: Offer ``workspace_exec`` (needs an executor; not available yet).
+        instructions_budget: Characters of catalog offered as the server's instructions.
+        name: The server's name in ``serverInfo``.
+    """
+
+    def __init__(
+        self,
+        repo: Repository,
+        *,
+        store: SessionStore | None = None,
+        visible: Visibility | None = None,
+        load_mode: LoadMode = "session",
+        enable_exec: bool = False,
+        instructions_budget: int = INSTRUCTIONS_BUDGET,
+        name: str = "skillshelf",
+    ) -> None:
+        if enable_exec:
+            # The hook for workspace_exec: add it to self.tool_names and dispatch it to the
+            # workspace executor once that exists.
+            raise UsageError("workspace_exec is not available yet: serve without --exec")
+        self.shelf = Shelf(repo, visible=visible)
+        self.store = store if store is not None else open_store(None)
+        self.load_mode: LoadMode = load_mode
+        self.instructions_budget = instructions_budget
+        self.tool_names: tuple[str, ...] = SKILL_TOOLS
+        self.bus = InMemorySubscriptionBus()
+        self._stdio_session = uuid.uuid4().hex
+        self._sessions: OrderedDict[str, ServerSession] = OrderedDict()
+        self.server: Server[Any] = Server(
+            name,
+            version=__version__,
+            instructions=self.instructions(Viewer()),
+            on_list_tools=self._list_tools,
+            on_call_tool=self._call_tool,
+            on_list_resources=self._list_resources,
+            on_read_resource=self._read_resource,
+            on_list_prompts=self._list_prompts,
+            on_get_prompt=self._get_prompt,
+            on_subscriptions_listen=ListenHandler(self.bus),
+        )
+        self.extension = SkillsExtension(self.shelf, self.viewer_of)
+        _apply_extension(self.server, self.extension)
+        self.server.middleware.append(self._middleware)
+
+    @property
+    def repo(self) -> Repository:
+        """The repository served."""
+        return self.shelf.repo
+
+    # -- who is asking -------------------------------------------------------------------
+
+    def viewer_of(self, ctx: ServerRequestContext[Any, Any]) -> Viewer:
+        """The viewer behind a request: client name, HTTP headers, session key."""
+        params = ctx.session.client_params
+        client = params.client_info.name if params is not None else None
+        if client is None and ctx.method == "initialize":  # not committed to the session yet
+            info = (ctx.params or {}).get("clientInfo")
+            client = info.get("name") if isinstance(info, dict) else None
+        request = ctx.request
+        if request is None:
+            return Viewer(client, {}, self._stdio_session)
+        headers = {k.lower(): v for k, v in getattr(request, "headers", {}).items()}
+        # Without an MCP session (the sessionless HTTP wire) state lives for one request.
+        session = headers.get("mcp-session-id") or uuid.uuid4().hex
+        return Viewer(client, headers, "http:" + session)
+
+    async def _middleware(
+        self, ctx: ServerRequestContext[Any, Any], call_next: CallNext
+    ) -> HandlerResult:
+        result = await call_next(ctx)
+        if ctx.method in ("initialize", "server/discover") and isinstance(result, dict):
+            result = self._patch_handshake(result, self.viewer_of(ctx))
+        if ctx.request_id is not None and ctx.protocol_version not in MODERN_PROTOCOL_VERSIONS:
+            self._remember(ctx)
+        return result
+
+    def _patch_handshake(self, result: dict[str, Any], viewer: Viewer) -> dict[str, Any]:
+        capabilities = dict(result.get("capabilities") or {})
+        # The 2025-11-25 InitializeResult schema has no `extensions`, and the SDK sieves
+        # unknown fields out: put the declaration back so legacy clients see it too.
+        extensions = dict(capabilities.get("extensions") or {})
+        extensions[SKILLS_EXTENSION] = self.extension.settings()
+        capabilities["extensions"] = extensions
+        if "protocolVersion" in result:  # the handshake era: changes arrive as notifications
+            for kind in ("resources", "tools", "prompts"):
+                capabilities[kind] = {**(capabilities.get(kind) or {}), "listChanged": True}
+        return {**result, "capabilities": capabilities, "instructions": self.instructions(viewer)}
+
+    def _remember(self, ctx: ServerRequestContext[Any, Any]) -> None:
+        key = self.viewer_of(ctx).session
+        self._sessions[key] = ctx.session
+        self._sessions.move_to_end(key)
+        while len(self._sessions) > MAX_TRACKED_SESSIONS:
+            self._sessions.popitem(last=False)
+
+    # -- instructions ----------------------------------------------------------------------
+
+    def instructions(self, viewer: Viewer) -> str:
+        """The catalog as server instructions, within the budget."""
+        entries = [
+            CatalogEntry(s.name, s.description, file_uri(s.name))
+            for s in self.shelf.skills(viewer)
+            if s.model_invocable
+        ]
+        if not entries:
+            return "This server provides Agent Skills; none are available right now."
+        budget = max(self.instructions_budget - len(_PREFACE), 200)
+        return _PREFACE + render_catalog(entries, format="xml", budget_chars=budget)
+
+    # -- resources -----------------------------------------------------------------------
+
+    async def _list_resources(
+        self, ctx: ServerRequestContext[Any, Any], params: PaginatedRequestParams | None
+    ) -> ListResourcesResult:
+        offset = decode_cursor("resources", params.cursor if params else None) or 0
+        if not isinstance(offset, int) or offset < 0:
+            raise MCPError(code=INVALID_PARAMS, message="Invalid cursor for resources/list")
+        viewer = self.viewer_of(ctx)
+
+        def listing() -> ListResourcesResult:
+            resources = [r for s in self.shelf.skills(viewer) for r in self._resources_of(s)]
+            page = resources[offset : offset + RESOURCES_PAGE]
+            more = offset + RESOURCES_PAGE < len(resources)
+            cursor = encode_cursor("resources", offset + RESOURCES_PAGE) if more else None
+            return ListResourcesResult(resources=page, next_cursor=cursor)
+
+        return await guarded(listing)
+
+    def _resources_of(self, skill: Skill) -> list[Resource]:
+        files = self.shelf.files(skill)
+        if files.over_limit is not None:
+            return []
+        out = []
+        for f in files.files:
+            uri = file_uri(skill.name, f.relative)
+            if f.relative == SKILL_MD:
+                out.append(
+                    Resource(
+                        uri=uri,
+                        name=skill.name,
+                        description=skill.description,
+                        mime_type="text/markdown",
+                        size=f.size,
+                    )
+                )
+            else:
+                name = f"{skill.name}/{f.relative}"
+                out.append(
+                    Resource(uri=uri, name=name, mime_type=guess_mime(f.relative), size=f.size)
+                )
+        return out
+
+    async def _read_resource(
+        self, ctx: ServerRequestContext[Any, Any], params: ReadResourceRequestParams
+    ) -> ReadResourceResult:
+        viewer = self.viewer_of(ctx)
+        uri = str(params.uri)
+
+        def read() -> ReadResourceResult:
+            parsed = parse_uri(uri)
+            skill = self.shelf.skill(parsed.name, viewer)
+            files = self.shelf.files(skill)
+            if files.over_limit is not None:
+                self.shelf.entry(skill)  # raises the "not served" error
+            data = read_bytes(skill, parsed.path or SKILL_MD)
+            mime = "text/markdown" if parsed.path == SKILL_MD else guess_mime(parsed.path)
+            text = _as_text(data)
+            if text is None:
+                import base64
+
+                blob = base64.b64encode(data).decode()
+                return ReadResourceResult(
+                    contents=[BlobResourceContents(uri=uri, mime_type=mime, blob=blob)]
+                )
+            return ReadResourceResult(
+                contents=[TextResourceContents(uri=uri, mime_type=mime, text=text)]
+            )
+
+        return await guarded(read)
+
+    # -- tools ---------------------------------------------------------------------------
+
+    def _tools_for(self, viewer: Viewer) -> SkillTools:
+        hook = self.shelf.visible
+        return SkillTools(
+            self.repo,
+            store=self.store,
+            session_id=viewer.session,
+            load_mode=self.load_mode,
+            visible=None if hook is None else (lambda s: hook(s, viewer)),
+        )
+
+    async def _list_tools(
+        self, ctx: ServerRequestContext[Any, Any], params: PaginatedRequestParams | None
+    ) -> ListToolsResult:
+        schemas = self._tools_for(self.viewer_of(ctx)).schemas("mcp", tools=self.tool_names)
+        tools = [
+            Tool(name=s["name"], description=s["description"], input_schema=s["inputSchema"])
+            for s in schemas
+        ]
+        return ListToolsResult(tools=tools)
+
+    async def _call_tool(
+        self, ctx: ServerRequestContext[Any, Any], params: CallToolRequestParams
+    ) -> CallToolResult:
+        if params.name not in self.tool_names:
+            raise MCPError(code=INVALID_PARAMS, message=f"Unknown tool: {params.name}")
+        tools = self._tools_for(self.viewer_of(ctx))
+        arguments = dict(params.arguments or {})
+        result = await anyio.to_thread.run_sync(lambda: tools.call(params.name, arguments))
+        structured = {"status": result.status, **(result.data or {})}
+        return CallToolResult(
+            content=[TextContent(type="text", text=result.content)],
+            structured_content=structured,
+            is_error=result.is_error,
+        )
+
+    # -- prompts -------------------------------------------------------------------------
+
+    async def _list_prompts(
+        self, ctx: ServerRequestContext[Any, Any], params: PaginatedRequestParams | None
+    ) -> ListPromptsResult:
+        prompts = [
+            _prompt(s) for s in self.shelf.skills(self.viewer_of(ctx)) if s.manifest.user_invocable
+        ]
+        return ListPromptsResult(prompts=prompts)
+
+    async def _get_prompt(
+        self, ctx: ServerRequestContext[Any, Any], params: GetPromptRequestParams
+    ) -> GetPromptResult:
+        viewer = self.viewer_of(ctx)
+        arguments = (params.arguments or {}).get("arguments", "")
+
+        def render() -> GetPromptResult:
+            skill = self.repo.find(params.name)
+            visible = skill is not None and (
+                self.shelf.visible is None or self.shelf.visible(skill, viewer)
+            )
+            if skill is None or not visible or not skill.manifest.user_invocable:
+                raise MCPError(code=INVALID_PARAMS, message=f"Unknown prompt: {params.name}")
+            text = substitute_arguments(skill.body(), arguments)
+            message = PromptMessage(role="user", content=TextContent(type="text", text=text))
+            return GetPromptResult(description=skill.description, messages=[message])
+
+        return await guarded(render)
+
+    # -- changes -------------------------------------------------------------------------
+
+    async def refresh(self) -> Changes:
+        """Re-scan the roots and tell connected clients what changed."""
+        changes = await anyio.to_thread.run_sync(self.repo.refresh)
+        self.shelf.forget()
+        self.server.instructions = self.instructions(Viewer())
+        await self.notify_changed(catalog=bool(changes))
+        if changes:
+            logger.info(
+                "re-scanned: added %s, changed %s, removed %s",
+                list(changes.added),
+                list(changes.changed),
+                list(changes.removed),
+            )
+        return changes
+
+    async def notify_changed(self, *, catalog: bool) -> None:
+        """Send resources (and, when the catalog changed, tools and prompts) list_changed."""
+        events: list[Any] = [ResourcesListChanged()]
+        if catalog:
+            events += [ToolsListChanged(), PromptsListChanged()]
+        for event in events:
+            await self.bus.publish(event)
+        for key, session in list(self._sessions.items()):
+            try:
+                await session.send_resource_list_changed()
+                if catalog:
+                    await session.send_tool_list_changed()
+                    await session.send_prompt_list_changed()
+            except Exception:  # a client that went away: stop telling it
+                logger.debug("dropping session %s", key, exc_info=True)
+                self._sessions.pop(key, None)
+
+
+def _apply_extension(server: Server[Any], extension: Extension) -> None:
+    """Register an extension's methods and advertise it, as ``MCPServer`` does."""
+    for method in extension.methods():
+        server.add_request_handler(method.method, method.params_type, method.handler)
+    server.extensions[extension.identifier] = extension.settings()
+
+
+def _prompt(skill: Skill) -> Prompt:
+    hint = skill.manifest.argument_hint or "Text that replaces $ARGUMENTS in the skill."
+    argument = PromptArgument(name="arguments", description=hint, required=False)
+    return Prompt(name=skill.name, description=skill.description, arguments=[argument])
+
+
+def substitute_arguments(body: str, arguments: str) -> str:
+    """Put a slash command's arguments into a skill body.
+
+    ``$ARGUMENTS`` is the whole string and ``$ARGUMENTS[N]`` the N-th word, counting from 0
+    (shell quoting respected). A body that uses none of them gets the arguments appended.
+    """
+    try:
+        words = shlex.split(arguments)
+    except ValueError:  # unbalanced quotes: fall back to plain words
+        words = arguments.split()
+    used = "$ARGUMENTS" in body or _ARG_INDEX.search(body) is not None
+
+    def word(match: re.Match[str]) -> str:
+        index = int(match.group(1))
+        return words[index] if index < len(words) else ""
+
+    text = _ARG_INDEX.sub(word, body).replace("$ARGUMENTS", arguments)
+    if not used and arguments.strip():
+        text = f"{text.rstrip()}\n\nARGUMENTS: {arguments}\n"
+    return text
+
+
+def _as_text(data: bytes) -> str | None:
+    if b"\x00" in data:
+        return None
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        return None

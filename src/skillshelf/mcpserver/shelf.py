@@ -1,0 +1,166 @@
+"""What the server shares between requests: the repository, visibility, digests, entries.
+
+A :class:`Viewer` describes who is asking (client name, HTTP headers); the visibility hook
+decides per skill whether that viewer may see it, and every list, get, read, prompt and tool
+goes through :meth:`Shelf.skills` or :meth:`Shelf.skill`, so a hidden skill is hidden
+everywhere.
+"""
+
+from __future__ import annotations
+
+import datetime
+import os
+import threading
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Final
+
+from skillshelf.frontmatter import decode_skill_md, parse_frontmatter
+from skillshelf.mcpserver.files import (
+    SKILL_MD,
+    DigestCache,
+    SkillFiles,
+    UriError,
+    file_uri,
+    skill_files,
+)
+from skillshelf.repository import Repository
+from skillshelf.skill import Skill, read_skill_md
+
+__all__ = ["Shelf", "Viewer", "Visibility"]
+
+SKILLS_EXTENSION: Final = "io.modelcontextprotocol/skills"
+
+
+@dataclass(frozen=True, slots=True)
+class Viewer:
+    """Who sent a request.
+
+    Attributes:
+        client: The client's self-reported name (``clientInfo.name``), when known.
+        headers: HTTP request headers (lower-case names); empty over stdio.
+        session: The key session state is stored under.
+    """
+
+    client: str | None = None
+    headers: Mapping[str, str] = field(default_factory=dict)
+    session: str = "stdio"
+
+
+Visibility = Callable[[Skill, Viewer], bool]
+"""Decides whether a viewer may see a skill; hidden skills are absent from every answer."""
+
+
+class Shelf:
+    """The repository as one viewer sees it, with cached digests and frontmatter.
+
+    Args:
+        repo: Where the skills come from.
+        visible: The visibility hook; None shows every skill to everyone.
+    """
+
+    def __init__(self, repo: Repository, *, visible: Visibility | None = None) -> None:
+        self.repo = repo
+        self.visible = visible
+        self.digests = DigestCache()
+        self._lock = threading.Lock()
+        self._frontmatter: dict[str, tuple[tuple[int, int], dict[str, Any]]] = {}
+        self._roots: dict[str, str] = {}
+
+    def skills(self, viewer: Viewer) -> list[Skill]:
+        """The skills ``viewer`` may see, sorted by name."""
+        if self.visible is None:
+            return self.repo.skills
+        hook = self.visible
+        return [s for s in self.repo.skills if hook(s, viewer)]
+
+    def skill(self, name: str, viewer: Viewer) -> Skill:
+        """The skill called ``name``, if ``viewer`` may see it.
+
+        Raises:
+            UriError: No such skill for this viewer.
+        """
+        skill = self.repo.find(name)
+        if skill is None or (self.visible is not None and not self.visible(skill, viewer)):
+            raise UriError(f"No skill is served at {file_uri(name)}")
+        return skill
+
+    def files(self, skill: Skill) -> SkillFiles:
+        """Every file of ``skill`` with digests (or why it is over the limits)."""
+        root = self._roots.get(skill.directory)
+        if root is None:  # a skill folder reached through a link: resolved once per scan
+            root = self._roots[skill.directory] = os.path.realpath(skill.directory)
+        return skill_files(skill, self.digests, root=root)
+
+    def entry(self, skill: Skill) -> dict[str, Any]:
+        """The SEP-2640 ``Skill`` entry: uri, verbatim frontmatter, every file with its digest.
+
+        Raises:
+            UriError: The skill is over the extension's limits, so it is not served.
+            OSError: SKILL.md cannot be read.
+        """
+        files = self.files(skill)
+        if files.over_limit is not None:
+            raise UriError(
+                f"Skill {skill.name!r} is not served: it has {files.over_limit} "
+                "(the skills extension's per-skill limits)"
+            )
+        return {
+            "uri": file_uri(skill.name),
+            "frontmatter": self.frontmatter(skill),
+            "resources": [
+                {"uri": file_uri(skill.name, f.relative), "digest": f.digest, "size": f.size}
+                for f in files.files
+            ],
+        }
+
+    def frontmatter(self, skill: Skill) -> dict[str, Any]:
+        """SKILL.md's frontmatter exactly as written, as a JSON object."""
+        path = os.fspath(skill.skill_md)
+        info = os.stat(path)
+        signature = (info.st_mtime_ns, info.st_size)
+        with self._lock:
+            cached = self._frontmatter.get(path)
+        if cached is not None and cached[0] == signature:
+            return cached[1]
+        raw, _mtime, _size = read_skill_md(path, full=True)
+        text, _problem = decode_skill_md(raw, mode="lenient")
+        data = _jsonable(_safe_load(parse_frontmatter(text, mode="lenient").text))
+        value = data if isinstance(data, dict) else {}
+        # name and description are always present, as the entry's contract promises.
+        value.setdefault("name", skill.name)
+        value.setdefault("description", skill.description)
+        with self._lock:
+            self._frontmatter[path] = (signature, value)
+        return value
+
+    def forget(self) -> None:
+        """Drop cached digests and frontmatter (after a re-scan)."""
+        self.digests.clear()
+        with self._lock:
+            self._frontmatter.clear()
+            self._roots.clear()
+
+    def skill_md_uri(self, skill: Skill) -> str:
+        """The URI of ``skill``'s SKILL.md."""
+        return file_uri(skill.name, SKILL_MD)
+
+
+def _safe_load(text: str) -> object:
+    import yaml
+
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    return yaml.load(text, Loader=loader)
+
+
+def _jsonable(value: object) -> Any:
+    """YAML values as JSON values: dates become ISO strings, keys become strings."""
+    if isinstance(value, dict):
+        return {str(k): _jsonable(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_jsonable(v) for v in value]
+    if isinstance(value, datetime.date | datetime.datetime):
+        return value.isoformat()
+    if isinstance(value, bytes):
+        return value.decode("utf-8", "replace")
+    return value

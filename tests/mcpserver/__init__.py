@@ -1,0 +1,1 @@
+"""Tests of skillshelf.mcpserver and ``skillshelf serve``."""

@@ -1,0 +1,157 @@
+"""Helpers for the MCP server tests: real server processes and the SDK client.
+
+Servers run as real subprocesses (stdio and streamable HTTP on 127.0.0.1, port 0) with the
+same ``skillshelf`` package the tests import, so what is tested is what a client launches.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+import threading
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import mcp_types as types
+from mcp import Client, StdioServerParameters
+from mcp.shared.exceptions import MCPError
+from pydantic import BaseModel, ConfigDict
+
+import skillshelf
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "skills"
+# A server starts in well under a second; the margin is for slow, busy CI machines.
+SERVER_START_TIMEOUT_S = 30.0
+# Stopping: SIGTERM first, then SIGKILL if uvicorn's graceful shutdown hangs.
+SERVER_STOP_TIMEOUT_S = 10.0
+_READY = re.compile(r"skillshelf: serving \d+ skills on (\S+)")
+_SRC = str(Path(skillshelf.__file__).resolve().parents[1])
+
+
+def server_env(**extra: str) -> dict[str, str]:
+    """The environment for a server subprocess: this package first on the path."""
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (_SRC, env.get("PYTHONPATH")) if p)
+    env.update(extra)
+    return env
+
+
+def serve_command(*args: str) -> list[str]:
+    """``skillshelf serve ARGS`` as a command line using this interpreter."""
+    return [
+        sys.executable,
+        "-c",
+        "from skillshelf.cli import main; main()",
+        "serve",
+        "--no-cache",
+        *args,
+    ]
+
+
+@dataclass
+class HttpServer:
+    """A ``skillshelf serve --transport http`` subprocess and its URL."""
+
+    process: subprocess.Popen[str]
+    url: str
+    stderr: list[str] = field(default_factory=list)
+    reader: threading.Thread | None = None
+
+    def stop(self) -> None:
+        """Stop the process and release its stderr pipe."""
+        stop_process(self.process)
+        if self.reader is not None:
+            self.reader.join(SERVER_STOP_TIMEOUT_S)
+        if self.process.stderr is not None:
+            self.process.stderr.close()
+
+
+def start_http_server(args: Sequence[str], *, env: dict[str, str] | None = None) -> HttpServer:
+    """Start an HTTP server on a free port and wait (bounded) until it announces its URL."""
+    process = subprocess.Popen(
+        serve_command("--transport", "http", "--port", "0", *args),
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env or server_env(),
+    )
+    lines: list[str] = []
+    found = threading.Event()
+    url: list[str] = []
+
+    def read() -> None:
+        assert process.stderr is not None
+        for line in process.stderr:
+            lines.append(line)
+            match = _READY.search(line)
+            if match and not found.is_set():
+                url.append(match.group(1))
+                found.set()
+        found.set()  # the process ended
+
+    reader = threading.Thread(target=read, daemon=True)
+    reader.start()
+    started = found.wait(SERVER_START_TIMEOUT_S) and bool(url)
+    server = HttpServer(process, url[0] if url else "", lines, reader)
+    if not started:
+        server.stop()
+        raise AssertionError("server did not start:\n" + "".join(lines))
+    return server
+
+
+def stop_process(process: subprocess.Popen[str]) -> None:
+    """Stop a server process: SIGTERM, then SIGKILL after a bounded wait."""
+    if process.poll() is None:
+        process.terminate()
+        try:
+            process.wait(SERVER_STOP_TIMEOUT_S)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait(SERVER_STOP_TIMEOUT_S)
+
+
+class _Raw(BaseModel):
+    """Any result, kept as received."""
+
+    model_config = ConfigDict(extra="allow")
+
+
+INVALID_PARAMS = -32602
+
+
+async def request(client: Client, method: str, params: dict[str, Any]) -> dict[str, Any]:
+    """Send a request the SDK has no method for (skills/list, skills/get, …)."""
+    message = types.Request[dict[str, Any], str](method=method, params=params)
+    result = await client.session.send_request(message, _Raw)
+    return dict(result.model_extra or {})
+
+
+async def error_code(client: Client, method: str, params: dict[str, Any]) -> int:
+    """The JSON-RPC error code a request fails with (fails the test if it succeeds)."""
+    try:
+        await request(client, method, params)
+    except MCPError as exc:
+        return exc.error.code
+    raise AssertionError(f"{method} {params} succeeded")
+
+
+async def all_skills(client: Client) -> list[dict[str, Any]]:
+    """Every skills/list entry, following nextCursor."""
+    entries: list[dict[str, Any]] = []
+    params: dict[str, Any] = {}
+    while True:
+        page = await request(client, "skills/list", params)
+        entries.extend(page["skills"])
+        if "nextCursor" not in page:
+            return entries
+        params = {"cursor": page["nextCursor"]}
+
+
+def stdio_params(command: list[str], env: dict[str, str]) -> StdioServerParameters:
+    """Launch parameters for ``command`` (a ``serve_command`` line)."""
+    return StdioServerParameters(command=command[0], args=command[1:], env=env)

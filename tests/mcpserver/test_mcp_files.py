@@ -1,0 +1,158 @@
+"""skill:// URIs, file listings, digests, limits and $ARGUMENTS — without a server."""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+
+import pytest
+
+from skillshelf.mcpserver import files
+from skillshelf.mcpserver.files import (
+    DigestCache,
+    SkillUri,
+    UriError,
+    directory_children,
+    file_uri,
+    parse_uri,
+    read_bytes,
+    skill_files,
+)
+from skillshelf.mcpserver.server import substitute_arguments
+from skillshelf.repository import Repository
+from skillshelf.testing import make_skill
+
+
+def _skill(root: Path, name: str = "demo", **kwargs: object) -> Repository:
+    make_skill(root, name, **kwargs)  # type: ignore[arg-type]
+    return Repository([root], cache_dir=False)
+
+
+@pytest.mark.parametrize(
+    ("uri", "expected"),
+    [
+        ("skill://demo/SKILL.md", SkillUri("demo", "SKILL.md")),
+        ("skill://demo", SkillUri("demo", "")),
+        ("skill://demo/", SkillUri("demo", "")),
+        ("skill://demo/references/a%20b.md", SkillUri("demo", "references/a b.md")),
+    ],
+)
+def test_parse_uri_splits_name_and_path(uri: str, expected: SkillUri) -> None:
+    assert parse_uri(uri) == expected
+
+
+@pytest.mark.parametrize(
+    "uri",
+    [
+        "skill://x/../../etc/passwd",
+        "skill://demo/../../etc/passwd",
+        "skill://demo/..%2F..%2Fetc%2Fpasswd",
+        "skill://demo/%2e%2e/%2e%2e/etc/passwd",
+        "skill://demo/%2E%2E%2F%2E%2E%2Fetc%2Fpasswd",
+        "skill://demo/..%5C..%5Cetc%5Cpasswd",
+        "skill://demo/references/%00",
+        "skill://demo//etc/passwd",
+        "skill://demo/./SKILL.md",
+        "skill://../etc/passwd",
+        "skill:///etc/passwd",
+        "file:///etc/passwd",
+        "skill://demo/SKILL.md?x=1",
+    ],
+)
+def test_traversal_and_odd_uris_are_refused(uri: str) -> None:
+    with pytest.raises(UriError):
+        parse_uri(uri)
+
+
+def test_file_uri_round_trips_through_parse_uri() -> None:
+    uri = file_uri("demo", "references/a b#c.md")
+    assert uri == "skill://demo/references/a%20b%23c.md"
+    assert parse_uri(uri) == SkillUri("demo", "references/a b#c.md")
+
+
+def test_symlink_out_of_the_skill_is_neither_listed_nor_read(tmp_path: Path) -> None:
+    outside = tmp_path / "secret.txt"
+    outside.write_text("secret")
+    repo = _skill(tmp_path / "root")
+    skill = repo.get("demo")
+    (skill.path / "leak.txt").symlink_to(outside)
+    listed = [f.relative for f in skill_files(skill, DigestCache()).files]
+    assert listed == ["SKILL.md"]
+    with pytest.raises(UriError):
+        read_bytes(skill, "leak.txt")
+
+
+def test_listing_has_skill_md_first_and_digests_match_bytes(tmp_path: Path) -> None:
+    repo = _skill(tmp_path, files={"b.txt": "bee", "a/z.md": "zed", "__pycache__/x.pyc": "x"})
+    skill = repo.get("demo")
+    listed = skill_files(skill, DigestCache()).files
+    assert [f.relative for f in listed] == ["SKILL.md", "a/z.md", "b.txt"]
+    for entry in listed:
+        data = read_bytes(skill, entry.relative)
+        assert entry.size == len(data)
+        assert entry.digest == "sha256:" + hashlib.sha256(data).hexdigest()
+
+
+def test_digest_cache_notices_an_edit(tmp_path: Path) -> None:
+    repo = _skill(tmp_path, files={"notes.md": "one"})
+    skill = repo.get("demo")
+    cache = DigestCache()
+    before = {f.relative: f.digest for f in skill_files(skill, cache).files}
+    (skill.path / "notes.md").write_text("two, longer")
+    after = {f.relative: f.digest for f in skill_files(skill, cache).files}
+    assert before["notes.md"] != after["notes.md"]
+    assert before["SKILL.md"] == after["SKILL.md"]
+
+
+def test_skill_over_the_file_limit_is_reported(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(files, "MAX_FILES", 3)
+    repo = _skill(tmp_path, files={f"f{i}.txt": "x" for i in range(5)})
+    listing = skill_files(repo.get("demo"), DigestCache())
+    assert listing.files == ()
+    assert listing.over_limit == "more than 3 files"
+
+
+def test_skill_over_the_size_limit_is_reported(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(files, "MAX_TOTAL_BYTES", 100)
+    repo = _skill(tmp_path, files={"big.txt": "x" * 200})
+    assert skill_files(repo.get("demo"), DigestCache()).over_limit == "more than 100 bytes"
+
+
+def test_directory_children_lists_subdirectories_as_directories(tmp_path: Path) -> None:
+    repo = _skill(tmp_path, files={"references/templates/t.md": "t", "references/a.md": "a"})
+    children = directory_children(repo.get("demo"), "references")
+    assert [(c.name, c.relative, c.is_dir) for c in children] == [
+        ("a.md", "references/a.md", False),
+        ("templates", "references/templates", True),
+    ]
+    with pytest.raises(UriError):
+        directory_children(repo.get("demo"), "references/a.md")
+    with pytest.raises(UriError):
+        directory_children(repo.get("demo"), "missing")
+
+
+def test_lowercase_skill_md_is_served_as_skill_md(tmp_path: Path) -> None:
+    repo = _skill(tmp_path, skill_md_name="skill.md")
+    skill = repo.get("demo")
+    assert [f.relative for f in skill_files(skill, DigestCache()).files] == ["SKILL.md"]
+    assert read_bytes(skill, "SKILL.md").startswith(b"---")
+    assert [c.name for c in directory_children(skill, "")] == ["SKILL.md"]
+
+
+@pytest.mark.parametrize(
+    ("body", "arguments", "expected"),
+    [
+        ("Fix $ARGUMENTS now.", "issue 12", "Fix issue 12 now."),
+        ("First $ARGUMENTS[0], second $ARGUMENTS[1].", 'a "b c"', "First a, second b c."),
+        ("Missing $ARGUMENTS[5].", "a", "Missing ."),
+        ("Costs $5.", "", "Costs $5."),
+        ("No placeholder.", "extra words", "No placeholder.\n\nARGUMENTS: extra words\n"),
+        ("No placeholder.", "", "No placeholder."),
+    ],
+)
+def test_substitute_arguments(body: str, arguments: str, expected: str) -> None:
+    assert substitute_arguments(body, arguments) == expected

@@ -1,0 +1,140 @@
+"""Streamable HTTP: a real server on 127.0.0.1, the SDK client, the bearer token."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import urllib.error
+import urllib.request
+from pathlib import Path
+from typing import Any
+
+import anyio
+import httpx2
+import pytest
+from mcp import Client
+from mcp.client.streamable_http import streamable_http_client
+
+from mcpserver.helpers import (
+    HttpServer,
+    all_skills,
+    request,
+    serve_command,
+    server_env,
+    start_http_server,
+)
+
+TOKEN = "s3cret-token-for-tests"
+_INIT = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "initialize",
+    "params": {
+        "protocolVersion": "2025-11-25",
+        "capabilities": {},
+        "clientInfo": {"name": "raw", "version": "1"},
+    },
+}
+
+
+def _post(url: str, headers: dict[str, str]) -> int:
+    data = json.dumps(_INIT).encode()
+    headers = {
+        "content-type": "application/json",
+        "accept": "application/json, text/event-stream",
+        **headers,
+    }
+    try:
+        with urllib.request.urlopen(urllib.request.Request(url, data, headers), timeout=30) as r:
+            return int(r.status)
+    except urllib.error.HTTPError as exc:
+        return exc.code
+
+
+@pytest.mark.parametrize("mode", ["auto", "legacy"])
+def test_http_client_lists_and_reads_every_skill(http_server: HttpServer, mode: str) -> None:
+    async def check() -> None:
+        async with Client(http_server.url, mode=mode) as client:
+            entries = await all_skills(client)
+            assert len(entries) == 4
+            for entry in entries:
+                read = await client.read_resource(entry["uri"])
+                assert read.contents[0].uri == entry["uri"]
+
+    anyio.run(check)
+
+
+def test_http_tool_state_is_kept_per_mcp_session(http_server: HttpServer) -> None:
+    async def load(client: Client) -> str:
+        result = await client.call_tool("skill_load", {"skill": "csv-insights"})
+        return result.content[0].text  # type: ignore[union-attr]
+
+    async def check() -> None:
+        async with Client(http_server.url, mode="legacy") as first:
+            assert "<skill_content" in await load(first)
+            assert "already loaded" in await load(first)
+            async with Client(http_server.url, mode="legacy") as second:
+                assert "<skill_content" in await load(second)
+
+    anyio.run(check)
+
+
+@pytest.fixture
+def token_server(skills_root: Path) -> Any:
+    server = start_http_server(
+        ["--root", str(skills_root), "--token-env", "SKILLSHELF_TEST_TOKEN"],
+        env=server_env(SKILLSHELF_TEST_TOKEN=TOKEN),
+    )
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+def test_bearer_token_is_required(token_server: HttpServer) -> None:
+    assert _post(token_server.url, {}) == 401
+    assert _post(token_server.url, {"authorization": "Bearer wrong"}) == 401
+    assert _post(token_server.url, {"authorization": f"Bearer {TOKEN}"}) == 200
+
+    async def check() -> None:
+        headers = {"authorization": f"Bearer {TOKEN}"}
+        async with httpx2.AsyncClient(headers=headers) as http:
+            transport = streamable_http_client(token_server.url, http_client=http)
+            async with Client(transport) as client:
+                assert len(await all_skills(client)) == 4
+                got = await request(client, "skills/get", {"uri": "skill://csv-insights/SKILL.md"})
+                assert got["skill"]["frontmatter"]["name"] == "csv-insights"
+
+    anyio.run(check)
+
+
+def _run_serve(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        serve_command(*args),
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=env or server_env(),
+        stdin=subprocess.DEVNULL,
+    )
+
+
+def test_non_loopback_bind_without_token_is_refused(skills_root: Path) -> None:
+    done = _run_serve("--root", str(skills_root), "--transport", "http", "--host", "0.0.0.0")
+    assert done.returncode == 2
+    assert "without a bearer token" in done.stderr
+    assert done.stdout == ""
+
+
+def test_exec_is_not_available_yet(skills_root: Path) -> None:
+    done = _run_serve("--root", str(skills_root), "--exec")
+    assert done.returncode == 2
+    assert "workspace_exec is not available yet" in done.stderr
+
+
+def test_empty_token_variable_is_a_usage_error(skills_root: Path) -> None:
+    done = _run_serve(
+        "--root", str(skills_root), "--transport", "http", "--token-env", "SKILLSHELF_UNSET_VAR"
+    )
+    assert done.returncode == 2
+    assert "SKILLSHELF_UNSET_VAR" in done.stderr
