@@ -10,6 +10,7 @@ import pytest
 
 from skillshelf.archive import ArchiveError, ArchiveLimits, extract_archive, materialize
 from skillshelf.repository import Repository
+from skillshelf.testing import make_skill
 from trust_helpers import (
     deflated_zeros,
     files_under,
@@ -276,6 +277,17 @@ def test_url_root_is_revalidated_with_etag(tmp_path: Path) -> None:
         assert Repository([url], cache_dir=cache).names() == ["beta"]
         assert served.statuses() == [200, 304, 200]
     assert len(list((cache / "remote").glob("*/tree-*"))) == 1  # the old tree was removed
+
+
+def test_refresh_does_not_fetch_a_url_again(tmp_path: Path) -> None:
+    make_skill(tmp_path / "local", "local-one")
+    with http_server() as served:
+        served.files["skills.zip"] = make_zip(GOOD)
+        repo = Repository([tmp_path / "local", served.url("skills.zip")], cache_dir=tmp_path / "c")
+        make_skill(tmp_path / "local", "local-two")
+        assert repo.refresh().added == ("local-two",)
+        assert served.statuses() == [200]
+    assert repo.names() == ["alpha", "local-one", "local-two"]
 
 
 def test_url_root_is_used_offline_from_the_cache(tmp_path: Path) -> None:

@@ -32,6 +32,7 @@ from skillshelf.index_cache import decode_diagnostics, default_cache_dir, load_i
 from skillshelf.skill import Skill
 
 if TYPE_CHECKING:
+    from skillshelf.archive import Materialized
     from skillshelf.lockfile import Lockfile
     from skillshelf.paths import FileContent
     from skillshelf.scanner import ScanPolicy
@@ -152,7 +153,9 @@ class Repository:
             Archive and URL roots are always scanned; None means the default policy (block).
 
     Archive and URL roots are extracted into ``cache_dir`` (or the default cache folder when
-    ``cache_dir`` is False, which only turns the index off).
+    ``cache_dir`` is False, which only turns the index off). A URL is downloaded or
+    re-validated when the repository opens; :meth:`refresh` reuses that copy (it retries
+    only a URL that could not be used).
     """
 
     def __init__(
@@ -182,6 +185,7 @@ class Repository:
         )
         self._indexes: dict[str, Index] = {}
         self._root_dirs: dict[str, str] = {}
+        self._remote: dict[str, Materialized] = {}
         self._trust = _trust_gate(self.roots, lockfile, scan_policy)
         self._state = _State()
         self._search_index: SearchIndex | None = None
@@ -347,7 +351,13 @@ class Repository:
         if root.startswith(("http://", "https://")) or root.lower().endswith(_ARCHIVE_SUFFIXES):
             from skillshelf.archive import materialize
 
-            found = materialize(root, self._cache_dir or default_cache_dir())
+            # A URL is fetched (or re-validated) once per repository: a refresh after a local
+            # edit must not wait on the network.
+            found: Materialized | None = self._remote.get(root)
+            if found is None or found.directory is None:
+                found = materialize(root, self._cache_dir or default_cache_dir())
+                if root.startswith(("http://", "https://")):
+                    self._remote[root] = found
             state.diagnostics.extend(found.diagnostics)
             return found.directory
         path = os.path.abspath(os.path.expanduser(root))
