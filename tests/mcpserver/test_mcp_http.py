@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import signal
 import subprocess
 import urllib.error
 import urllib.request
@@ -13,6 +14,7 @@ import anyio
 import httpx2
 import pytest
 from mcp import Client
+from mcp.client.session import IncomingMessage
 from mcp.client.streamable_http import streamable_http_client
 
 from mcpserver.helpers import (
@@ -23,6 +25,7 @@ from mcpserver.helpers import (
     server_env,
     start_http_server,
 )
+from skillshelf.testing import make_skill
 
 TOKEN = "s3cret-token-for-tests"
 _INIT = {
@@ -138,3 +141,30 @@ def test_empty_token_variable_is_a_usage_error(skills_root: Path) -> None:
     )
     assert done.returncode == 2
     assert "SKILLSHELF_UNSET_VAR" in done.stderr
+
+
+# A re-scan after SIGHUP takes milliseconds; the margin is for slow, busy CI machines.
+SIGHUP_TIMEOUT_S = 20.0
+
+
+@pytest.mark.skipif(not hasattr(signal, "SIGHUP"), reason="no SIGHUP on this platform")
+def test_sighup_rescans_the_roots(http_server: HttpServer, skills_root: Path) -> None:
+    make_skill(skills_root, "late-arrival", "Arrives after the server started. Use in tests.")
+    changed = anyio.Event()
+
+    async def on_message(message: IncomingMessage) -> None:
+        if getattr(message, "method", None) == "notifications/tools/list_changed":
+            changed.set()
+
+    async def names(client: Client) -> list[str]:
+        return [e["frontmatter"]["name"] for e in await all_skills(client)]
+
+    async def check() -> None:
+        async with Client(http_server.url, mode="legacy", message_handler=on_message) as client:
+            assert "late-arrival" not in await names(client)
+            http_server.process.send_signal(signal.SIGHUP)
+            with anyio.fail_after(SIGHUP_TIMEOUT_S):
+                await changed.wait()
+            assert "late-arrival" in await names(client)
+
+    anyio.run(check)

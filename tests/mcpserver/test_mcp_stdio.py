@@ -271,3 +271,20 @@ def test_an_edit_under_watch_sends_list_changed(skills_root: Path) -> None:
             assert got["skill"]["frontmatter"]["description"].startswith("Profiles any CSV")
 
     anyio.run(check)
+
+
+def test_an_edit_under_watch_reaches_a_2026_listener(skills_root: Path) -> None:
+    async def check() -> None:
+        async with _client(skills_root, "--watch") as client:
+            assert client.protocol_version == "2026-07-28"
+            async with client.listen(resources_list_changed=True, tools_list_changed=True) as sub:
+                (skills_root / "csv-insights" / "references").mkdir()
+                (skills_root / "csv-insights" / "references" / "new.md").write_text("# New\n")
+                with anyio.fail_after(NOTIFY_TIMEOUT_S):
+                    event = await sub.__anext__()
+            assert type(event).__name__ == "ResourcesListChanged"
+            got = await request(client, "skills/get", {"uri": "skill://csv-insights/SKILL.md"})
+            uris = [r["uri"] for r in got["skill"]["resources"]]
+            assert "skill://csv-insights/references/new.md" in uris
+
+    anyio.run(check)

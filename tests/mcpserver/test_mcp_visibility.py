@@ -50,8 +50,8 @@ def test_hidden_skill_is_absent_everywhere_for_that_client(mode: str) -> None:
             assert HIDDEN not in listed.content[0].text  # type: ignore[union-attr]
             loaded = await client.call_tool("skill_load", {"skill": HIDDEN})
             assert loaded.is_error
-            if mode == "legacy":
-                assert HIDDEN not in (client.instructions or "")
+            assert "skill://commit-message/SKILL.md" in (client.instructions or "")
+            assert HIDDEN not in (client.instructions or "")
 
     anyio.run(check)
 
