@@ -2,15 +2,12 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import anyio
 import pytest
 from mcp import Client
 from mcp_types import Implementation
 
 from mcpserver.helpers import EXAMPLES, INVALID_PARAMS, all_skills, error_code
-from skillshelf.errors import UsageError
 from skillshelf.mcpserver import SkillServer, Viewer
 from skillshelf.repository import Repository
 from skillshelf.skill import Skill
@@ -63,30 +60,5 @@ def test_other_clients_still_see_the_skill() -> None:
             names = [e["frontmatter"]["name"] for e in await all_skills(client)]
             assert HIDDEN in names
             assert HIDDEN in (client.instructions or "")
-
-    anyio.run(check)
-
-
-def test_exec_hook_is_not_available_yet(tmp_path: Path) -> None:
-    with pytest.raises(UsageError, match="not available yet"):
-        SkillServer(Repository([tmp_path], cache_dir=False), enable_exec=True)
-
-
-def test_skills_list_pages_never_split_entries(tmp_path: Path) -> None:
-    from skillshelf.testing import make_skill
-
-    for i in range(120):
-        make_skill(tmp_path, f"skill-{i:03d}", files={"notes.md": str(i)})
-    server = SkillServer(Repository([tmp_path], cache_dir=False))
-
-    async def check() -> None:
-        async with Client(server.server) as client:
-            entries = await all_skills(client)
-            assert [e["frontmatter"]["name"] for e in entries] == [
-                f"skill-{i:03d}" for i in range(120)
-            ]
-            assert all(len(e["resources"]) == 2 for e in entries)
-            bad = await error_code(client, "skills/list", {"cursor": "not-a-cursor"})
-            assert bad == INVALID_PARAMS
 
     anyio.run(check)

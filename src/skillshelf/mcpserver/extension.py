@@ -147,8 +147,8 @@ class SkillsExtension(Extension):
                 last = skill.name
                 try:
                     entries.append(self.shelf.entry(skill))
-                except UriError as exc:  # over the limits: reported, not served truncated
-                    logger.warning("%s", exc)
+                except UriError:  # over the limits: reported at each scan, not served
+                    continue
             result: dict[str, Any] = {"resultType": "complete", "skills": entries}
             if last is not None and skills and skills[-1].name != last:
                 result["nextCursor"] = encode_cursor("skills", last)

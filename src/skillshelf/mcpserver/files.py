@@ -34,6 +34,7 @@ __all__ = [
     "directory_children",
     "file_uri",
     "guess_mime",
+    "over_limit",
     "parse_uri",
     "read_bytes",
     "skill_files",
@@ -200,14 +201,26 @@ def skill_files(skill: Skill, cache: DigestCache, *, root: str | None = None) ->
     """List every file of ``skill`` with its digest, ``SKILL.md`` first.
 
     The walk stops as soon as a limit is passed: a skill that vendors a huge tree costs no
-    more than one just over the limit.
+    more than one just over the limit, and nothing is hashed.
 
     Args:
         skill: The skill.
         cache: Digests already computed.
         root: The skill directory with symbolic links resolved, when the caller knows it.
     """
-    root = root if root is not None else os.path.realpath(skill.directory)
+    found, over = _walk(skill, root if root is not None else os.path.realpath(skill.directory))
+    if over is not None:
+        return SkillFiles((), over)
+    entries = tuple(FileEntry(rel, st.st_size, cache.digest(path, st)) for rel, path, st in found)
+    return SkillFiles(entries)
+
+
+def over_limit(skill: Skill) -> str | None:
+    """Why ``skill`` is over the extension's limits, or None (nothing is hashed)."""
+    return _walk(skill, os.path.realpath(skill.directory))[1]
+
+
+def _walk(skill: Skill, root: str) -> tuple[list[tuple[str, str, os.stat_result]], str | None]:
     found: list[tuple[str, str, os.stat_result]] = []
     total = 0
     pending = [(root, "")]
@@ -224,14 +237,11 @@ def skill_files(skill: Skill, cache: DigestCache, *, root: str | None = None) ->
             found.append((relative, path, info))
             total += info.st_size
             if len(found) > MAX_FILES:
-                return SkillFiles((), f"more than {MAX_FILES} files")
+                return [], f"more than {MAX_FILES} files"
             if total > MAX_TOTAL_BYTES:
-                return SkillFiles((), f"more than {MAX_TOTAL_BYTES:,} bytes")
+                return [], f"more than {MAX_TOTAL_BYTES:,} bytes"
     found.sort(key=lambda row: (row[0] != SKILL_MD, row[0]))
-    entries = tuple(
-        FileEntry(rel, info.st_size, cache.digest(path, info)) for rel, path, info in found
-    )
-    return SkillFiles(entries)
+    return found, None
 
 
 def _scan(directory: str, root: str) -> list[tuple[str, str, os.stat_result, bool]]:

@@ -77,6 +77,7 @@ async def serve(
             f"Refusing to serve on {host!r} without a bearer token: anyone who can reach it "
             "could read every skill. Use --token-env VAR, or bind to 127.0.0.1."
         )
+    await anyio.to_thread.run_sync(server.report_limits)
     async with anyio.create_task_group() as tg:
         if watch:
             tg.start_soon(_watch, server)

@@ -61,9 +61,12 @@ from skillshelf.mcpserver.extension import (
     guarded,
 )
 from skillshelf.mcpserver.files import (
+    MAX_FILES,
+    MAX_TOTAL_BYTES,
     SKILL_MD,
     file_uri,
     guess_mime,
+    over_limit,
     parse_uri,
     read_bytes,
 )
@@ -346,10 +349,28 @@ class SkillServer:
 
     # -- changes -------------------------------------------------------------------------
 
+    def report_limits(self) -> list[str]:
+        """Log (and return) the skills not served because they exceed the per-skill limits."""
+        reports = []
+        for skill in self.repo.skills:
+            why = over_limit(skill)
+            if why is not None:
+                reports.append(f"{skill.name}: {why}")
+                logger.warning(
+                    "skill %r is not served over MCP: it has %s (the skills extension allows "
+                    "%d files and %d bytes per skill)",
+                    skill.name,
+                    why,
+                    MAX_FILES,
+                    MAX_TOTAL_BYTES,
+                )
+        return reports
+
     async def refresh(self) -> Changes:
         """Re-scan the roots and tell connected clients what changed."""
         changes = await anyio.to_thread.run_sync(self.repo.refresh)
         self.shelf.forget()
+        await anyio.to_thread.run_sync(self.report_limits)
         self.server.instructions = self.instructions(Viewer())
         await self.notify_changed(catalog=bool(changes))
         if changes:

@@ -1,0 +1,61 @@
+"""SkillServer in process: paging, the per-skill limits, the exec hook."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import anyio
+import pytest
+from mcp import Client
+
+from mcpserver.helpers import INVALID_PARAMS, all_skills, error_code, request
+from skillshelf.errors import UsageError
+from skillshelf.mcpserver import SkillServer, files
+from skillshelf.repository import Repository
+from skillshelf.testing import make_skill
+
+
+def test_exec_hook_is_not_available_yet(tmp_path: Path) -> None:
+    with pytest.raises(UsageError, match="not available yet"):
+        SkillServer(Repository([tmp_path], cache_dir=False), enable_exec=True)
+
+
+def test_skills_list_pages_never_split_entries(tmp_path: Path) -> None:
+    for i in range(120):
+        make_skill(tmp_path, f"skill-{i:03d}", files={"notes.md": str(i)})
+    server = SkillServer(Repository([tmp_path], cache_dir=False))
+
+    async def check() -> None:
+        async with Client(server.server) as client:
+            entries = await all_skills(client)
+            assert [e["frontmatter"]["name"] for e in entries] == [
+                f"skill-{i:03d}" for i in range(120)
+            ]
+            assert all(len(e["resources"]) == 2 for e in entries)
+            bad = await error_code(client, "skills/list", {"cursor": "not-a-cursor"})
+            assert bad == INVALID_PARAMS
+
+    anyio.run(check)
+
+
+def test_skill_over_the_limits_is_reported_and_not_served(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(files, "MAX_FILES", 3)
+    make_skill(tmp_path, "small", files={"a.md": "a"})
+    make_skill(tmp_path, "huge", files={f"f{i}.md": "x" for i in range(5)})
+    server = SkillServer(Repository([tmp_path], cache_dir=False))
+    assert server.report_limits() == ["huge: more than 3 files"]
+
+    async def check() -> None:
+        async with Client(server.server) as client:
+            assert [e["frontmatter"]["name"] for e in await all_skills(client)] == ["small"]
+            uri = "skill://huge/SKILL.md"
+            assert await error_code(client, "skills/get", {"uri": uri}) == INVALID_PARAMS
+            assert await error_code(client, "resources/read", {"uri": uri}) == INVALID_PARAMS
+            listed = [r.uri for r in (await client.list_resources()).resources]
+            assert not any(u.startswith("skill://huge/") for u in listed)
+            small = await request(client, "skills/get", {"uri": "skill://small/SKILL.md"})
+            assert len(small["skill"]["resources"]) == 2
+
+    anyio.run(check)
