@@ -8,7 +8,10 @@ generated root of N skills (3 files each) and measures with the SDK's own client
 * ``skill_load``: tool-call round trips per second with p50/p99, cycling through the skills
   so every call delivers a full body.
 
-Usage: ``python bench/mcp.py [--skills 1000] [--rounds 300] [--lists 20] [--json]``
+With ``--watch`` the servers run with ``--watch``: listings are then cached until a file
+changes instead of re-checking every file's size and mtime on every request.
+
+Usage: ``python bench/mcp.py [--skills 1000] [--rounds 300] [--lists 20] [--watch] [--json]``
 """
 
 from __future__ import annotations
@@ -58,9 +61,13 @@ def make_root(directory: Path, count: int) -> Path:
     return directory
 
 
+_SERVE_ARGS: list[str] = []  # extra ``serve`` options (--watch)
+
+
 def _command(root: Path, *args: str) -> list[str]:
     code = "from skillshelf.cli import main; main()"
-    return [sys.executable, "-c", code, "serve", "--no-cache", "--root", str(root), *args]
+    serve = ["serve", "--no-cache", "--root", str(root), *_SERVE_ARGS, *args]
+    return [sys.executable, "-c", code, *serve]
 
 
 def _env() -> dict[str, str]:
@@ -192,8 +199,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--skills", type=int, default=1000)
     parser.add_argument("--rounds", type=int, default=300)
     parser.add_argument("--lists", type=int, default=20)
+    parser.add_argument("--watch", action="store_true", help="serve with --watch")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args(argv)
+    if args.watch:
+        _SERVE_ARGS.append("--watch")
     results: list[dict[str, Any]] = []
     with tempfile.TemporaryDirectory() as tmp:
         root = make_root(Path(tmp) / "skills", args.skills)
@@ -206,7 +216,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.json:
         print(json.dumps(results, indent=2))
         return 0
-    print(f"skillshelf serve — {args.skills:,} skills, {args.rounds} skill_load round trips")
+    mode = " (--watch)" if args.watch else ""
+    print(f"skillshelf serve{mode} — {args.skills:,} skills, {args.rounds} skill_load round trips")
     header = f"{'transport':<10}{'list cold':>12}{'list p50':>11}{'list p99':>11}"
     header += f"{'load/s':>10}{'load p50':>11}{'load p99':>11}"
     print(header)

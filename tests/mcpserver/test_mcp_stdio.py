@@ -262,7 +262,6 @@ def test_an_edit_under_watch_sends_list_changed(skills_root: Path) -> None:
             skills_root, "--watch", mode="legacy", message_handler=on_message
         ) as client:
             assert (client.server_capabilities.resources or None) is not None
-            await client.list_tools()
             skill_md = skills_root / "csv-insights" / "SKILL.md"
             skill_md.write_text(skill_md.read_text().replace("Profiles a CSV", "Profiles any CSV"))
             with anyio.fail_after(NOTIFY_TIMEOUT_S):

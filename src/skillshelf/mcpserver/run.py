@@ -182,11 +182,15 @@ async def _watch(server: SkillServer) -> None:
         logger.warning("--watch: no root folder exists, nothing to watch")
         return
     logger.info("watching %s", ", ".join(dirs))
-    async for _changes in awatch(*dirs, debounce=WATCH_DEBOUNCE_MS, step=50):
-        try:
-            await server.refresh()
-        except Exception:  # a bad re-scan must not stop serving
-            logger.exception("re-scan failed")
+    server.shelf.trust_cache = True  # every change below clears the caches (refresh)
+    try:
+        async for _changes in awatch(*dirs, debounce=WATCH_DEBOUNCE_MS, step=50):
+            try:
+                await server.refresh()
+            except Exception:  # a bad re-scan must not stop serving
+                logger.exception("re-scan failed")
+    finally:
+        server.shelf.trust_cache = False
 
 
 async def _on_sighup(server: SkillServer) -> None:

@@ -129,10 +129,12 @@ class SkillServer:
         self.bus = InMemorySubscriptionBus()
         self._stdio_session = uuid.uuid4().hex
         self._sessions: OrderedDict[str, ServerSession] = OrderedDict()
+        self._input_schemas: dict[str, dict[str, Any]] | None = None
         self.server: Server[Any] = Server(
             name,
             version=__version__,
             instructions=self.instructions(Viewer()),
+            get_tool_input_schema=self._tool_input_schema,
             on_list_tools=self._list_tools,
             on_call_tool=self._call_tool,
             on_list_resources=self._list_resources,
@@ -163,9 +165,12 @@ class SkillServer:
         if request is None:
             return Viewer(client, {}, self._stdio_session)
         headers = {k.lower(): v for k, v in getattr(request, "headers", {}).items()}
-        # Without an MCP session (the sessionless HTTP wire) state lives for one request.
-        session = headers.get("mcp-session-id") or uuid.uuid4().hex
-        return Viewer(client, headers, "http:" + session)
+        # The SDK checks Mcp-Session-Id only on the handshake-era wire; on the sessionless
+        # 2026-07-28 wire any value could be sent, so there state lives for one request.
+        session = None
+        if ctx.protocol_version not in MODERN_PROTOCOL_VERSIONS:
+            session = headers.get("mcp-session-id")
+        return Viewer(client, headers, "http:" + (session or uuid.uuid4().hex))
 
     async def _middleware(
         self, ctx: ServerRequestContext[Any, Any], call_next: CallNext
@@ -173,7 +178,10 @@ class SkillServer:
         result = await call_next(ctx)
         if ctx.method in ("initialize", "server/discover") and isinstance(result, dict):
             result = self._patch_handshake(result, self.viewer_of(ctx))
-        if ctx.request_id is not None and ctx.protocol_version not in MODERN_PROTOCOL_VERSIONS:
+        # From notifications/initialized on (over HTTP, initialize's session id is only
+        # assigned in its response), a handshake-era session is told about list changes.
+        legacy = ctx.protocol_version not in MODERN_PROTOCOL_VERSIONS
+        if legacy and ctx.method != "initialize":
             self._remember(ctx)
         return result
 
@@ -293,6 +301,14 @@ class SkillServer:
             visible=None if hook is None else (lambda s: hook(s, viewer)),
         )
 
+    def _tool_input_schema(self, name: str) -> dict[str, Any] | None:
+        # Streamable HTTP checks Mcp-Param headers against a tool's schema before every
+        # tools/call; without this lookup it would run tools/list (1,000-name enums) each time.
+        if self._input_schemas is None:
+            schemas = self._tools_for(Viewer()).schemas("mcp", tools=self.tool_names)
+            self._input_schemas = {s["name"]: s["inputSchema"] for s in schemas}
+        return self._input_schemas.get(name)
+
     async def _list_tools(
         self, ctx: ServerRequestContext[Any, Any], params: PaginatedRequestParams | None
     ) -> ListToolsResult:
@@ -370,6 +386,7 @@ class SkillServer:
         """Re-scan the roots and tell connected clients what changed."""
         changes = await anyio.to_thread.run_sync(self.repo.refresh)
         self.shelf.forget()
+        self._input_schemas = None
         await anyio.to_thread.run_sync(self.report_limits)
         self.server.instructions = self.instructions(Viewer())
         await self.notify_changed(catalog=bool(changes))

@@ -63,6 +63,10 @@ class Shelf:
         self.repo = repo
         self.visible = visible
         self.digests = DigestCache()
+        # True while a file watcher calls forget() after every change: listings are then
+        # kept until the next change instead of re-checking every file on every request.
+        self.trust_cache = False
+        self._files: dict[tuple[str, int, int], SkillFiles] = {}
         self._lock = threading.Lock()
         self._frontmatter: dict[str, tuple[tuple[int, int], dict[str, Any]]] = {}
         self._roots: dict[str, str] = {}
@@ -87,10 +91,17 @@ class Shelf:
 
     def files(self, skill: Skill) -> SkillFiles:
         """Every file of ``skill`` with digests (or why it is over the limits)."""
+        key = (skill.directory, skill.mtime_ns, skill.size)
+        if self.trust_cache and (cached := self._files.get(key)) is not None:
+            return cached
         root = self._roots.get(skill.directory)
         if root is None:  # a skill folder reached through a link: resolved once per scan
             root = self._roots[skill.directory] = os.path.realpath(skill.directory)
-        return skill_files(skill, self.digests, root=root)
+        listing = skill_files(skill, self.digests, root=root)
+        if self.trust_cache:
+            with self._lock:
+                self._files[key] = listing
+        return listing
 
     def entry(self, skill: Skill) -> dict[str, Any]:
         """The SEP-2640 ``Skill`` entry: uri, verbatim frontmatter, every file with its digest.
@@ -117,10 +128,12 @@ class Shelf:
     def frontmatter(self, skill: Skill) -> dict[str, Any]:
         """SKILL.md's frontmatter exactly as written, as a JSON object."""
         path = os.fspath(skill.skill_md)
-        info = os.stat(path)
-        signature = (info.st_mtime_ns, info.st_size)
         with self._lock:
             cached = self._frontmatter.get(path)
+        if cached is not None and self.trust_cache:
+            return cached[1]
+        info = os.stat(path)
+        signature = (info.st_mtime_ns, info.st_size)
         if cached is not None and cached[0] == signature:
             return cached[1]
         raw, _mtime, _size = read_skill_md(path, full=True)
@@ -140,6 +153,7 @@ class Shelf:
         with self._lock:
             self._frontmatter.clear()
             self._roots.clear()
+            self._files.clear()
 
     def skill_md_uri(self, skill: Skill) -> str:
         """The URI of ``skill``'s SKILL.md."""
