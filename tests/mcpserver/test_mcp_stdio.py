@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import base64
 import hashlib
+import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -287,3 +288,17 @@ def test_an_edit_under_watch_reaches_a_2026_listener(skills_root: Path) -> None:
             assert "skill://csv-insights/references/new.md" in uris
 
     anyio.run(check)
+
+
+def test_stdout_carries_nothing_but_the_protocol(skills_root: Path) -> None:
+    done = subprocess.run(
+        serve_command("--root", str(skills_root)),
+        input="",
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=server_env(),
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == ""
+    assert "serving 4 skills on stdio" in done.stderr
