@@ -206,6 +206,8 @@ class Conversation:
                     )
                 continue
             run.empty = 0
+            response = self._unique_ids(response)
+            self._stop_repeats(response, run)
             self.messages.append(response.to_message())
             await self._run_calls(response, run)
         raise MaxStepsError(
@@ -388,13 +390,29 @@ class Conversation:
 
     # -- running tool calls --------------------------------------------------------------
 
-    async def _run_calls(self, response: ModelResponse, run: _Run) -> None:
+    def _unique_ids(self, response: ModelResponse) -> ModelResponse:
+        """Give empty or reused call ids fresh ones (some local servers repeat ``call_0``)."""
+        seen = {str(m["tool_call_id"]) for m in self.messages if m.get("role") == "tool"}
+        calls = []
+        for call in response.tool_calls:
+            call_id, n = call.id, 0
+            while not call_id or call_id in seen:
+                n += 1
+                call_id = f"{call.id or 'call'}_{len(self.messages)}_{n}"
+            seen.add(call_id)
+            calls.append(call if call_id == call.id else replace(call, id=call_id))
+        return replace(response, tool_calls=tuple(calls))
+
+    def _stop_repeats(self, response: ModelResponse, run: _Run) -> None:
+        # Checked before the reply enters the history, so the history stays valid to resend.
         for call in response.tool_calls:
             if _signature(call.name, call.arguments) in run.fatal:
                 raise RepeatedToolFailureError(
                     f"The model repeated the call {call.name}({_clip(call.arguments)}) after it "
                     "was answered as fatal; stopping. The tool kept failing for this request."
                 )
+
+    async def _run_calls(self, response: ModelResponse, run: _Run) -> None:
         state = self.model_tools.state()
         history = {str(m["tool_call_id"]) for m in self.messages if m.get("role") == "tool"}
         records: list[ToolRecord | None] = [None] * len(response.tool_calls)

@@ -409,3 +409,29 @@ def test_scripted_model_from_file(tmp_path: Path, repo: Repository) -> None:
     model = open_model(f"scripted:{script}")
     result = Agent(model, repo).run_sync("go")
     assert result.output == "done" and result.tool_calls[0].status == "ok"
+
+
+def test_reused_or_empty_call_ids_get_fresh_ones(repo: Repository) -> None:
+    from skillshelf.models import ModelResponse, ToolCall
+
+    same = ModelResponse("", (ToolCall("", "skill_list", "{}"), ToolCall("", "skill_list", "{}")))
+    model = ScriptedModel(
+        [same, reply(tools=[("skill_list", {})]), reply(tools=[("skill_list", {})]), "ok"]
+    )
+    Agent(model, repo).run_sync("go")
+    ids = [m["tool_call_id"] for m in model.requests[-1].messages if m["role"] == "tool"]
+    assert len(ids) == 4 and len(set(ids)) == 4 and all(ids)
+    calls = [c["id"] for m in model.requests[-1].messages for c in m.get("tool_calls", ())]
+    assert calls == ids
+
+
+def test_a_stopped_run_leaves_a_history_that_can_be_resent(repo: Repository) -> None:
+    from skillshelf.agent import RepeatedToolFailureError
+
+    failing = reply(tools=[("skill_read_file", {"skill": "alpha", "path": "missing.md"})])
+    model = ScriptedModel([failing] * 4 + ["recovered"])
+    conversation = Agent(model, repo).conversation()
+    with pytest.raises(RepeatedToolFailureError):
+        conversation.send_sync("read it")
+    assert conversation.messages[-1]["role"] == "tool"
+    assert conversation.send_sync("never mind").output == "recovered"

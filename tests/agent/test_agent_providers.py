@@ -96,6 +96,10 @@ def tool_results(body: dict[str, Any]) -> dict[str, str]:
     return out
 
 
+def last_result(body: dict[str, Any]) -> str:
+    return list(tool_results(body).values())[-1]
+
+
 def tool_names(body: dict[str, Any]) -> list[str]:
     return [t["function"]["name"] if "function" in t else t["name"] for t in body.get("tools", [])]
 
@@ -208,7 +212,7 @@ def test_activated_tools_appear_only_after_the_load(
     first, second, third = server.bodies()
     assert "git_log" not in tool_names(first)
     assert "git_log" in tool_names(second)
-    assert tool_results(third)["call_1"] == "log of v1..v2"
+    assert last_result(third) == "log of v1..v2"
 
 
 def test_call_outside_allowed_tools_is_refused_under_enforcement(
@@ -231,7 +235,7 @@ def test_call_outside_allowed_tools_is_refused_under_enforcement(
     agent = agent_for(server, repo, tools=[Tool.from_function(Bash)], enforce_allowed_tools=True)
     result = agent.run_sync("write a commit message")
     assert ran == ["git diff --staged"]
-    refused = tool_results(server.bodies()[2])["call_1"]
+    refused = last_result(server.bodies()[2])
     assert refused.startswith("Refused")
     assert "Bash(git diff:*)" in refused
     assert [r.status for r in result.tool_calls] == ["ok", "recoverable", "ok"]
@@ -341,7 +345,7 @@ def test_a_model_looping_on_a_failing_call_is_stopped(
     with pytest.raises(RepeatedToolFailureError, match="skill_read_file"):
         agent_for(server, repo, max_steps=10).run_sync("read it")
     assert len(server.requests) == 4
-    results = [tool_results(b).get("call_1") for b in server.bodies()[1:]]
+    results = [last_result(b) for b in server.bodies()[1:]]
     assert "Stop retrying" not in str(results[0])
     assert "Stop retrying" in str(results[2])
 
