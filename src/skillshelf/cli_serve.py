@@ -24,7 +24,11 @@ __all__ = ["serve"]
 )
 @click.option("--host", default="127.0.0.1", show_default=True, help="Address to bind (http).")
 @click.option(
-    "--port", type=click.IntRange(0, 65535), default=8000, show_default=True, help="0: any free."
+    "--port",
+    type=click.IntRange(0, 65535),
+    default=8000,
+    show_default=True,
+    help="Port to bind (http); 0 picks a free one.",
 )
 @click.option("--watch", is_flag=True, help="Re-scan when files under the roots change.")
 @click.option(

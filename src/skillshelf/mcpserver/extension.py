@@ -11,7 +11,7 @@ import base64
 import binascii
 import json
 import logging
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, Final, TypeVar
 
 import anyio.to_thread
@@ -23,6 +23,7 @@ from mcp_types import INTERNAL_ERROR, INVALID_PARAMS, PaginatedRequestParams, Re
 from skillshelf.mcpserver.files import (
     DIRECTORY_MIME,
     SKILL_MD,
+    Child,
     UriError,
     directory_children,
     file_uri,
@@ -79,10 +80,10 @@ def decode_cursor(kind: str, cursor: str | None) -> Any:
     return value
 
 
-async def guarded(fn: Callable[[], _T], *, thread: bool = True) -> _T:
-    """Run ``fn`` (in a worker thread), mapping our failures to JSON-RPC errors."""
+async def guarded(fn: Callable[[], _T]) -> _T:
+    """Run ``fn`` in a worker thread, mapping our failures to JSON-RPC errors."""
     try:
-        return await anyio.to_thread.run_sync(fn) if thread else fn()
+        return await anyio.to_thread.run_sync(fn)
     except UriError as exc:
         raise MCPError(code=INVALID_PARAMS, message=str(exc)) from None
     except MCPError:
@@ -92,9 +93,6 @@ async def guarded(fn: Callable[[], _T], *, thread: bool = True) -> _T:
         raise MCPError(
             code=INTERNAL_ERROR, message=f"Internal error: {type(exc).__name__}"
         ) from exc
-
-
-Handler = Callable[[ServerRequestContext[Any, Any], Any], Awaitable[dict[str, Any]]]
 
 
 class SkillsExtension(Extension):
@@ -196,7 +194,7 @@ class SkillsExtension(Extension):
         return await guarded(read)
 
 
-def _child_resource(skill_name: str, child: Any) -> dict[str, Any]:
+def _child_resource(skill_name: str, child: Child) -> dict[str, Any]:
     if child.is_dir:
         return {
             "uri": file_uri(skill_name, child.relative),

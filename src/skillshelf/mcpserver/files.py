@@ -22,9 +22,11 @@ from skillshelf.paths import safe_join
 from skillshelf.skill import Skill
 
 __all__ = [
+    "DIRECTORY_MIME",
     "MAX_FILES",
     "MAX_TOTAL_BYTES",
     "SCHEME",
+    "SKILL_MD",
     "Child",
     "DigestCache",
     "FileEntry",
@@ -37,6 +39,7 @@ __all__ = [
     "over_limit",
     "parse_uri",
     "read_bytes",
+    "resolve",
     "skill_files",
 ]
 

@@ -17,7 +17,6 @@ from typing import Any, Final
 
 from skillshelf.frontmatter import decode_skill_md, parse_frontmatter
 from skillshelf.mcpserver.files import (
-    SKILL_MD,
     DigestCache,
     SkillFiles,
     UriError,
@@ -154,10 +153,6 @@ class Shelf:
             self._frontmatter.clear()
             self._roots.clear()
             self._files.clear()
-
-    def skill_md_uri(self, skill: Skill) -> str:
-        """The URI of ``skill``'s SKILL.md."""
-        return file_uri(skill.name, SKILL_MD)
 
 
 def _safe_load(text: str) -> object:
