@@ -127,8 +127,8 @@ def _turn(conversation: Conversation, message: str) -> bool:
     display = _Display()
     try:
         anyio.run(lambda: conversation.send(message, on_text=display.text, on_tool=display.tool))
-    except UsageError:
-        raise
+    except UsageError as exc:
+        raise click.UsageError(str(exc)) from None
     except SkillshelfError as exc:
         if display.mid_line:
             click.echo()

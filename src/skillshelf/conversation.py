@@ -192,6 +192,13 @@ class Conversation:
         self._record("turn", run, commands=[c.skill for c in commands])
         if commands:
             self._invoke_commands(commands, run)
+        try:
+            return await self._loop(run)
+        except SkillshelfError as exc:
+            self._record("error", run, error=type(exc).__name__, message=str(exc))
+            raise
+
+    async def _loop(self, run: _Run) -> RunResult:
         for step in range(1, self.agent.max_steps + 1):
             run.step = step
             response = await self._request(run)

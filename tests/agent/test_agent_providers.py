@@ -5,6 +5,7 @@ Every assertion is on the requests the fake server recorded: what the model was 
 
 from __future__ import annotations
 
+import io
 import json
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -342,8 +343,13 @@ def test_a_model_looping_on_a_failing_call_is_stopped(
 ) -> None:
     call = reply(tools=[("skill_read_file", {"skill": "csv-insights", "path": "nope.md"})])
     server = start_server(lambda _body: call)
+    trace = io.StringIO()
     with pytest.raises(RepeatedToolFailureError, match="skill_read_file"):
-        agent_for(server, repo, max_steps=10).run_sync("read it")
+        agent_for(server, repo, max_steps=10, trace=Trace(trace)).run_sync("read it")
+    last = json.loads(trace.getvalue().splitlines()[-1])
+    assert (last["type"], last["error"]) == ("error", "RepeatedToolFailureError")
+    statuses = [json.loads(line).get("status") for line in trace.getvalue().splitlines()]
+    assert [s for s in statuses if s] == ["recoverable", "recoverable", "fatal"]
     assert len(server.requests) == 4
     results = [last_result(b) for b in server.bodies()[1:]]
     assert "Stop retrying" not in str(results[0])

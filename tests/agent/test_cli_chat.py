@@ -143,3 +143,11 @@ def test_scripted_model_needs_no_server(tmp_path: Path) -> None:
     out = CliRunner().invoke(main, [*args, "-m", "hi"])
     assert out.exit_code == 0, out.output
     assert out.stdout == "Scripted hello.\n"
+
+
+def test_scripted_model_out_of_replies_is_a_usage_error(tmp_path: Path) -> None:
+    script = tmp_path / "replies.json"
+    script.write_text(json.dumps([{"tool_calls": [{"name": "skill_list"}]}]))
+    args = ["chat", "--root", str(EXAMPLES), "--no-cache", "--model", f"scripted:{script}"]
+    out = CliRunner().invoke(main, [*args, "-m", "hi"])
+    assert out.exit_code == 2 and "no reply left" in out.stderr
