@@ -19,6 +19,7 @@ from skillshelf.mcpserver.files import (
     skill_files,
 )
 from skillshelf.mcpserver.server import substitute_arguments
+from skillshelf.mcpserver.shelf import Shelf
 from skillshelf.repository import Repository
 from skillshelf.testing import make_skill
 
@@ -156,3 +157,25 @@ def test_lowercase_skill_md_is_served_as_skill_md(tmp_path: Path) -> None:
 )
 def test_substitute_arguments(body: str, arguments: str, expected: str) -> None:
     assert substitute_arguments(body, arguments) == expected
+
+
+def test_entry_frontmatter_reads_yaml_as_the_core_schema_does(tmp_path: Path) -> None:
+    raw = (
+        "---\nname: demo\ndescription: A demo. Use in tests.\nflag: yes\nold-octal: 010\n"
+        "hex: 0x1F\nversion: 1.0\nreleased: 2024-01-01\nat: 2024-01-01 10:00:00\n"
+        "metadata:\n  owner: team\nlist: [a, b]\n---\nBody\n"
+    )
+    make_skill(tmp_path, "demo", raw=raw)
+    shelf = Shelf(Repository([tmp_path], cache_dir=False))
+    assert shelf.frontmatter(shelf.repo.get("demo")) == {
+        "name": "demo",
+        "description": "A demo. Use in tests.",
+        "flag": "yes",
+        "old-octal": 10,
+        "hex": 31,
+        "version": 1.0,
+        "released": "2024-01-01",
+        "at": "2024-01-01 10:00:00",
+        "metadata": {"owner": "team"},
+        "list": ["a", "b"],
+    }

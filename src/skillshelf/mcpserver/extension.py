@@ -147,6 +147,8 @@ class SkillsExtension(Extension):
                     entries.append(self.shelf.entry(skill))
                 except UriError:  # over the limits: reported at each scan, not served
                     continue
+                except OSError as exc:  # vanished since the scan: one skill, not the listing
+                    logger.warning("skipping %s in skills/list: %s", skill.name, exc)
             result: dict[str, Any] = {"resultType": "complete", "skills": entries}
             if last is not None and skills and skills[-1].name != last:
                 result["nextCursor"] = encode_cursor("skills", last)

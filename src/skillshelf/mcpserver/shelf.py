@@ -9,13 +9,19 @@ everywhere.
 from __future__ import annotations
 
 import datetime
+import functools
+import logging
+import math
 import os
+import re
 import threading
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final
 
-from skillshelf.frontmatter import decode_skill_md, parse_frontmatter
+import yaml
+
+from skillshelf.frontmatter import FrontmatterError, decode_skill_md, parse_frontmatter
 from skillshelf.mcpserver.files import (
     DigestCache,
     SkillFiles,
@@ -27,6 +33,8 @@ from skillshelf.repository import Repository
 from skillshelf.skill import Skill, read_skill_md
 
 __all__ = ["Shelf", "Viewer", "Visibility"]
+
+logger = logging.getLogger("skillshelf.mcp")
 
 SKILLS_EXTENSION: Final = "io.modelcontextprotocol/skills"
 
@@ -135,9 +143,18 @@ class Shelf:
         signature = (info.st_mtime_ns, info.st_size)
         if cached is not None and cached[0] == signature:
             return cached[1]
-        raw, _mtime, _size = read_skill_md(path, full=True)
-        text, _problem = decode_skill_md(raw, mode="lenient")
-        data = _jsonable(_safe_load(parse_frontmatter(text, mode="lenient").text))
+        try:
+            raw, _mtime, _size = read_skill_md(path, full=True)
+            text, _problem = decode_skill_md(raw, mode="lenient")
+            data = _jsonable(_safe_load(parse_frontmatter(text, mode="lenient").text))
+        except (yaml.YAMLError, FrontmatterError) as exc:  # tolerated by the lenient parser,
+            # or an edit since the scan
+            logger.warning(
+                "frontmatter of %s is not plain YAML (%s); serving name and description only",
+                path,
+                type(exc).__name__,
+            )
+            data = {}
         value = data if isinstance(data, dict) else {}
         # name and description are always present, as the entry's contract promises.
         value.setdefault("name", skill.name)
@@ -156,10 +173,53 @@ class Shelf:
 
 
 def _safe_load(text: str) -> object:
-    import yaml
+    """Load YAML as YAML 1.2's core schema does (what JavaScript's ``yaml`` and most hosts do).
 
-    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-    return yaml.load(text, Loader=loader)
+    PyYAML implements YAML 1.1, where ``yes``/``no``/``on``/``off`` are booleans, ``010`` is
+    octal and unquoted dates are timestamps; a host parsing the SKILL.md itself would read
+    those as strings and 10, and the entry's frontmatter must be identical to what it reads.
+    """
+    return yaml.load(text, Loader=_core_schema_loader())
+
+
+@functools.cache
+def _core_schema_loader() -> type[Any]:
+    base: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    replaced = {_BOOL, _INT, _FLOAT, _TIMESTAMP}
+
+    class CoreSchemaLoader(base):  # type: ignore[misc]
+        """A safe loader with YAML 1.2 core-schema scalars."""
+
+    CoreSchemaLoader.yaml_implicit_resolvers = {
+        first: [(tag, rx) for tag, rx in rows if tag not in replaced]
+        for first, rows in base.yaml_implicit_resolvers.items()
+    }
+    CoreSchemaLoader.add_implicit_resolver(_BOOL, _CORE_BOOL, list("tTfF"))
+    CoreSchemaLoader.add_implicit_resolver(_INT, _CORE_INT, list("-+0123456789"))
+    CoreSchemaLoader.add_implicit_resolver(_FLOAT, _CORE_FLOAT, list("-+0123456789."))
+    CoreSchemaLoader.add_constructor(_INT, _construct_core_int)
+    return CoreSchemaLoader
+
+
+def _construct_core_int(loader: Any, node: Any) -> int:
+    value = str(loader.construct_scalar(node))
+    if value.startswith("0o"):
+        return int(value[2:], 8)
+    if value.startswith("0x"):
+        return int(value[2:], 16)
+    return int(value, 10)
+
+
+_BOOL: Final = "tag:yaml.org,2002:bool"
+_INT: Final = "tag:yaml.org,2002:int"
+_FLOAT: Final = "tag:yaml.org,2002:float"
+_TIMESTAMP: Final = "tag:yaml.org,2002:timestamp"
+_CORE_BOOL: Final = re.compile(r"^(?:true|True|TRUE|false|False|FALSE)$")
+_CORE_INT: Final = re.compile(r"^(?:[-+]?[0-9]+|0o[0-7]+|0x[0-9a-fA-F]+)$")
+_CORE_FLOAT: Final = re.compile(
+    r"^(?:[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?"
+    r"|[-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN))$"
+)
 
 
 def _jsonable(value: object) -> Any:
@@ -172,4 +232,6 @@ def _jsonable(value: object) -> Any:
         return value.isoformat()
     if isinstance(value, bytes):
         return value.decode("utf-8", "replace")
+    if isinstance(value, float) and not math.isfinite(value):
+        return None  # .inf and .nan have no JSON form (JSON.stringify writes null too)
     return value
