@@ -414,3 +414,44 @@ def test_missing_api_key_without_base_url_is_an_auth_error(
     monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
     with pytest.raises(ModelAuthError, match="API_KEY"):
         open_model(f"{provider}:m")
+
+
+def test_declared_loads_follow_the_stable_system_prompt(
+    start_server: StartServer, repo: Repository
+) -> None:
+    server = start_server([reply("ok")])
+    agent = agent_for(server, repo, declared=["csv-insights"])
+    agent.run_sync("hi")
+    body = server.bodies()[0]
+    assert first_system(body) == agent.system_prompt()
+    assert "# CSV Insights" not in first_system(body)
+    assert "# CSV Insights" in system_of(body)
+
+
+def test_sub_agent_steps_are_traced_under_its_own_name(
+    start_server: StartServer, repo: Repository
+) -> None:
+    server = start_server(
+        [
+            reply(tools=[("helper", {"task": "say hi"})]),
+            reply("hi from the helper"),
+            reply("The helper said hi."),
+        ]
+    )
+    stream = io.StringIO()
+    helper = agent_for(server, repo, name="helper", description="Says hi.")
+    main = agent_for(server, repo, tools=[helper.as_tool()], trace=Trace(stream))
+    assert main.run_sync("ask the helper", session_id="s").output == "The helper said hi."
+    records = [json.loads(line) for line in stream.getvalue().splitlines()]
+    assert [(r["type"], r["agent"]) for r in records if r["type"] != "turn"] == [
+        ("model", "main"),
+        ("model", "helper"),
+        ("tool", "main"),
+        ("model", "main"),
+    ]
+    assert {r["session"] for r in records} == {"s"}
+    assert "helper" in tool_names(server.bodies()[0])
+    assert server.bodies()[1]["messages"][-1]["content"] in (
+        "say hi",
+        [{"type": "text", "text": "say hi"}],
+    )
