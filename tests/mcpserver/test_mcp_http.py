@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import base64
+import hashlib
 import json
 import signal
 import subprocess
@@ -16,10 +18,13 @@ import pytest
 from mcp import Client
 from mcp.client.session import IncomingMessage
 from mcp.client.streamable_http import streamable_http_client
+from mcp_types import TextResourceContents
 
 from mcpserver.helpers import (
+    INVALID_PARAMS,
     HttpServer,
     all_skills,
+    error_code,
     request,
     serve_command,
     server_env,
@@ -61,8 +66,29 @@ def test_http_client_lists_and_reads_every_skill(http_server: HttpServer, mode: 
             entries = await all_skills(client)
             assert len(entries) == 4
             for entry in entries:
-                read = await client.read_resource(entry["uri"])
-                assert read.contents[0].uri == entry["uri"]
+                got = await request(client, "skills/get", {"uri": entry["uri"]})
+                assert got["skill"] == entry
+                for resource in entry["resources"]:
+                    read = await client.read_resource(resource["uri"])
+                    data = read.contents[0]
+                    raw = (
+                        data.text.encode()
+                        if isinstance(data, TextResourceContents)
+                        else base64.b64decode(data.blob)
+                    )
+                    assert "sha256:" + hashlib.sha256(raw).hexdigest() == resource["digest"]
+            listing = await request(
+                client, "resources/directory/read", {"uri": "skill://release-notes/references"}
+            )
+            assert listing["resources"] == [
+                {
+                    "uri": "skill://release-notes/references/templates",
+                    "name": "templates",
+                    "mimeType": "inode/directory",
+                }
+            ]
+            code = await error_code(client, "resources/read", {"uri": "skill://x/../../etc/passwd"})
+            assert code == INVALID_PARAMS
 
     anyio.run(check)
 
