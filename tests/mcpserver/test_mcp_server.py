@@ -10,7 +10,7 @@ from mcp import Client
 
 from mcpserver.helpers import INVALID_PARAMS, all_skills, error_code, request
 from skillshelf.errors import UsageError
-from skillshelf.mcpserver import SkillServer, files
+from skillshelf.mcpserver import SkillServer, Viewer, files
 from skillshelf.repository import Repository
 from skillshelf.testing import make_skill
 
@@ -59,3 +59,32 @@ def test_skill_over_the_limits_is_reported_and_not_served(
             assert len(small["skill"]["resources"]) == 2
 
     anyio.run(check)
+
+
+def test_an_unreadable_file_is_an_internal_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    make_skill(tmp_path, "demo", files={"notes.md": "n"})
+    server = SkillServer(Repository([tmp_path], cache_dir=False))
+
+    def fail(*_args: object) -> bytes:
+        raise PermissionError(13, "Permission denied")
+
+    monkeypatch.setattr("skillshelf.mcpserver.server.read_bytes", fail)
+
+    async def check() -> None:
+        async with Client(server.server) as client:
+            uri = "skill://demo/notes.md"
+            assert await error_code(client, "resources/read", {"uri": uri}) == -32603
+
+    anyio.run(check)
+
+
+def test_instructions_stay_within_the_budget(tmp_path: Path) -> None:
+    for i in range(300):
+        make_skill(tmp_path, f"skill-{i:03d}", f"Does thing {i} in a long-winded way. " * 5)
+    server = SkillServer(Repository([tmp_path], cache_dir=False), instructions_budget=4_000)
+    text = server.instructions(Viewer())
+    assert len(text) <= 4_000
+    assert "<name>\nskill-000\n</name>" in text
+    assert "more skills are not listed" in text
