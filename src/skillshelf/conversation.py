@@ -258,13 +258,21 @@ class Conversation:
         policy = self.agent.retry
         sleep = policy.sleep or anyio.sleep
         attempt = 0
+        shown: list[str] = []
+
+        def show(piece: str) -> None:
+            shown.append(piece)
+            if run.on_text is not None:
+                run.on_text(piece)
+
         while True:
             try:
                 with span("skillshelf.model", {"agent": self.agent.name, "step": run.step}):
-                    response = await self.agent.model.complete(request, on_text=run.on_text)
+                    response = await self.agent.model.complete(request, on_text=show)
                 return response, attempt
             except TransientModelError as exc:
-                if attempt >= policy.max_retries:
+                # A retry after part of a reply was shown would show that part twice.
+                if attempt >= policy.max_retries or shown:
                     raise
                 delay = policy.delay(attempt, exc.retry_after)
                 self._record("retry", run, status=exc.status, delay_s=delay, error=str(exc))

@@ -435,3 +435,30 @@ def test_a_stopped_run_leaves_a_history_that_can_be_resent(repo: Repository) -> 
         conversation.send_sync("read it")
     assert conversation.messages[-1]["role"] == "tool"
     assert conversation.send_sync("never mind").output == "recovered"
+
+
+def test_a_failure_after_text_was_shown_is_not_retried(repo: Repository) -> None:
+    from skillshelf.agent import RetryPolicy
+    from skillshelf.models import ModelResponse, TextSink, TransientModelError
+
+    class Flaky:
+        name = "flaky"
+        calls = 0
+
+        async def complete(
+            self, request: ModelRequest, *, on_text: TextSink | None = None
+        ) -> ModelResponse:
+            self.calls += 1
+            if on_text is not None:
+                on_text("partial ")
+            raise TransientModelError("connection reset", status=None)
+
+    async def no_wait(_seconds: float) -> None:
+        pass
+
+    model = Flaky()
+    shown: list[str] = []
+    agent = Agent(model, repo, retry=RetryPolicy(sleep=no_wait))
+    with pytest.raises(TransientModelError):
+        anyio.run(lambda: agent.run("hi", on_text=shown.append))
+    assert model.calls == 1 and shown == ["partial "]

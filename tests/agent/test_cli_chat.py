@@ -1,4 +1,5 @@
-"""``skillshelf chat`` as a subprocess against the fake OpenAI-compatible server."""
+"""``skillshelf chat`` against the fake OpenAI-compatible server (as a subprocess, and in
+process through click's runner where only the command's behaviour matters)."""
 
 from __future__ import annotations
 
@@ -91,9 +92,14 @@ def test_one_message_prints_the_final_answer(servers: list[FakeOpenAI], tmp_path
     assert kinds == ["turn", "model", "tool", "model"]
 
 
-def test_slash_command_from_the_command_line(servers: list[FakeOpenAI]) -> None:
-    out, server = chat(servers, [reply("Subject: fix parser")], "-m", "/commit-message staged only")
-    assert out.returncode == 0, out.stderr
+def test_slash_command_from_the_command_line(
+    servers: list[FakeOpenAI], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    script = [reply("Subject: fix parser")]
+    out, server = chat_in_process(
+        servers, script, "-m", "/commit-message staged only", monkeypatch=monkeypatch
+    )
+    assert out.exit_code == 0, out.output
     sent = json.dumps(server.bodies()[0])
     assert "Conventional Commits" in sent and "staged only" in sent
 
