@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from pathlib import Path
 
 import anyio
 import pytest
 from mcp import Client
 
-from mcpserver.helpers import INVALID_PARAMS, all_skills, error_code, request
+from mcpserver.helpers import INVALID_PARAMS, all_skills, error_code, request, server_env
 from skillshelf.errors import UsageError
 from skillshelf.mcpserver import SkillServer, Viewer, files
 from skillshelf.repository import Repository
@@ -88,3 +90,16 @@ def test_instructions_stay_within_the_budget(tmp_path: Path) -> None:
     assert len(text) <= 4_000
     assert "<name>\nskill-000\n</name>" in text
     assert "more skills are not listed" in text
+
+
+def test_the_cli_imports_no_mcp_sdk_until_serve_runs() -> None:
+    code = (
+        "import sys, skillshelf.cli\n"
+        "loaded = [m for m in sys.modules if m.split('.')[0] in ('mcp', 'uvicorn', 'watchfiles')]\n"
+        "assert 'serve' in skillshelf.cli.main.commands, 'serve is not registered'\n"
+        "assert not loaded, loaded\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=60, env=server_env()
+    )
+    assert done.returncode == 0, done.stderr
