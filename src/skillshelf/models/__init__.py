@@ -12,13 +12,16 @@ backoff) and :class:`ModelError` for everything else.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar, runtime_checkable
 
 from skillshelf.errors import SkillshelfError, UsageError
+
+C = TypeVar("C")
 
 if TYPE_CHECKING:
     from skillshelf.toolspec import ToolDef
@@ -222,3 +225,24 @@ def _retry_after(headers: Any) -> float | None:
         return float(headers.get("retry-after"))
     except (TypeError, ValueError):
         return None
+
+
+class LoopBoundClient(Generic[C]):
+    """An SDK's async client, made anew for each event loop.
+
+    An async HTTP pool belongs to one event loop, and the sync wrapper runs a new loop per
+    run; sharing one client across loops breaks its connections.
+    """
+
+    def __init__(self, factory: Callable[[], C]) -> None:
+        self._factory = factory
+        self._client: C | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+
+    def get(self) -> C:
+        """The client for the running event loop."""
+        loop = asyncio.get_running_loop()
+        if self._client is None or self._loop is not loop:
+            self._client = self._factory()
+            self._loop = loop
+        return self._client

@@ -8,12 +8,12 @@ consecutive messages of one role are merged as the API requires.
 
 from __future__ import annotations
 
-import asyncio
 import json
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, Final
 
 from skillshelf.models import (
+    LoopBoundClient,
     Message,
     ModelError,
     ModelRequest,
@@ -61,30 +61,20 @@ class AnthropicModel:
 
         self._anthropic = anthropic
         self.model = model
-        self._api_key = api_key
-        self._base_url = base_url
         self.stream = stream
         self.max_tokens = max_tokens
-        self._timeout = timeout_s
-        self._client: anthropic.AsyncAnthropic | None = None
-        self._loop: asyncio.AbstractEventLoop | None = None
+        self._clients = LoopBoundClient(
+            lambda: anthropic.AsyncAnthropic(
+                api_key=api_key, base_url=base_url, max_retries=0, timeout=timeout_s
+            )
+        )
 
     @property
     def name(self) -> str:
         return f"anthropic:{self.model}"
 
     def _get_client(self) -> anthropic.AsyncAnthropic:
-        # An async HTTP pool belongs to one event loop; a sync wrapper makes a new loop per run.
-        loop = asyncio.get_running_loop()
-        if self._client is None or self._loop is not loop:
-            self._client = self._anthropic.AsyncAnthropic(
-                api_key=self._api_key,
-                base_url=self._base_url,
-                max_retries=0,
-                timeout=self._timeout,
-            )
-            self._loop = loop
-        return self._client
+        return self._clients.get()
 
     async def complete(
         self, request: ModelRequest, *, on_text: TextSink | None = None

@@ -7,10 +7,10 @@ can trace.
 
 from __future__ import annotations
 
-import asyncio
 from typing import TYPE_CHECKING, Any, Final
 
 from skillshelf.models import (
+    LoopBoundClient,
     ModelError,
     ModelRequest,
     ModelResponse,
@@ -52,29 +52,19 @@ class OpenAIChatModel:
 
         self._openai = openai
         self.model = model
-        self._api_key = api_key
-        self._base_url = base_url
         self.stream = stream
-        self._timeout = timeout_s
-        self._client: openai.AsyncOpenAI | None = None
-        self._loop: asyncio.AbstractEventLoop | None = None
+        self._clients = LoopBoundClient(
+            lambda: openai.AsyncOpenAI(
+                api_key=api_key, base_url=base_url, max_retries=0, timeout=timeout_s
+            )
+        )
 
     @property
     def name(self) -> str:
         return f"openai:{self.model}"
 
     def _get_client(self) -> openai.AsyncOpenAI:
-        # An async HTTP pool belongs to one event loop; a sync wrapper makes a new loop per run.
-        loop = asyncio.get_running_loop()
-        if self._client is None or self._loop is not loop:
-            self._client = self._openai.AsyncOpenAI(
-                api_key=self._api_key,
-                base_url=self._base_url,
-                max_retries=0,
-                timeout=self._timeout,
-            )
-            self._loop = loop
-        return self._client
+        return self._clients.get()
 
     async def complete(
         self, request: ModelRequest, *, on_text: TextSink | None = None
