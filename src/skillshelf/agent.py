@@ -11,7 +11,7 @@ from __future__ import annotations
 import uuid
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 import anyio
 
@@ -37,6 +37,10 @@ from skillshelf.session import LoadMode
 from skillshelf.skill import Skill
 from skillshelf.stores import SessionStore, open_store
 from skillshelf.trace import Trace
+
+if TYPE_CHECKING:
+    from skillshelf.runner import Executor
+    from skillshelf.workspace import ExecPolicy, WorkspaceManager
 
 __all__ = [
     "GUIDANCE",
@@ -86,6 +90,9 @@ class Agent:
         retry: Retries of failed model requests.
         trace: Where decision records go.
         visible: Filter on the skills this agent may see.
+        workspace: Enables ``workspace_exec`` (see :class:`~skillshelf.tools.SkillTools`).
+        executor: Runs ``workspace_exec`` commands (default: ``auto``).
+        exec_policy: What ``workspace_exec`` may run.
     """
 
     def __init__(
@@ -109,6 +116,9 @@ class Agent:
         retry: RetryPolicy | None = None,
         trace: Trace | None = None,
         visible: Callable[[Skill], bool] | None = None,
+        workspace: WorkspaceManager | None = None,
+        executor: Executor | None = None,
+        exec_policy: ExecPolicy | None = None,
     ) -> None:
         if max_steps < 1:
             raise UsageError("max_steps must be at least 1")
@@ -130,6 +140,9 @@ class Agent:
         self.retry = retry or RetryPolicy()
         self.trace = trace
         self.visible = visible
+        self.workspace = workspace
+        self.executor = executor
+        self.exec_policy = exec_policy
         self.warnings = check_names(self.tools, self.activations)
 
     def system_prompt(self) -> str:

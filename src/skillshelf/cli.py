@@ -523,6 +523,7 @@ _COMMAND_MODULES: tuple[str, ...] = (
     "skillshelf.cli_serve",
     "skillshelf.cli_trust",
     "skillshelf.cli_chat",
+    "skillshelf.cli_exec",
 )
 for _module in _COMMAND_MODULES:
     importlib.import_module(_module)

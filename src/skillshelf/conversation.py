@@ -26,7 +26,7 @@ from skillshelf.materialize import materialize
 from skillshelf.models import ModelRequest, ModelResponse, TextSink, TransientModelError
 from skillshelf.session import MAX_IDENTICAL_FAILURES, SessionState
 from skillshelf.slash import SlashCommand, SlashCommandError, expand, parse_commands
-from skillshelf.tools import FATAL_REPEAT_MESSAGE, SKILL_TOOLS, SkillTools
+from skillshelf.tools import FATAL_REPEAT_MESSAGE, SkillTools
 from skillshelf.trace import Trace, digest, span
 
 if TYPE_CHECKING:
@@ -168,6 +168,9 @@ class Conversation:
             agent=agent.name,
             load_mode=agent.load_mode,
             visible=agent.visible,
+            workspace=agent.workspace,
+            executor=agent.executor,
+            exec_policy=agent.exec_policy,
         )
 
     # -- the loop ------------------------------------------------------------------------
@@ -286,7 +289,9 @@ class Conversation:
 
         names = [s.name for s in self.model_tools.visible_skills() if s.model_invocable]
         return tool_definitions(
-            skill_names=names, tools=SKILL_TOOLS, enum_limit=self.model_tools.enum_limit
+            skill_names=names,
+            tools=self.model_tools.tool_names,
+            enum_limit=self.model_tools.enum_limit,
         )
 
     def _offered_tools(self) -> list[Tool]:
@@ -452,14 +457,14 @@ class Conversation:
         signature = _signature(call.name, call.arguments)
         retry_count = self._failures.get(signature, 0)
         with span("skillshelf.tool", {"agent": self.agent.name, "tool": call.name}) as extra:
-            if call.name in SKILL_TOOLS:
-                status, content, arguments = self._skill_call(call, history)
+            if call.name in self.model_tools.tool_names:
+                status, content, arguments = self._skill_call(call, history, state)
             elif call.name in run.offered:
                 status, content, arguments = await self._user_call(
                     run.offered[call.name], call, state
                 )
             else:
-                available = ", ".join([*SKILL_TOOLS, *run.offered])
+                available = ", ".join([*self.model_tools.tool_names, *run.offered])
                 status, content, arguments = (
                     "recoverable",
                     f"Unknown tool {_clip(call.name)!r}. Available tools: {available}.",
@@ -475,7 +480,9 @@ class Conversation:
             extra["status"] = status
         return ToolRecord(call.id, call.name, arguments, status, content, _ms(started), retry_count)
 
-    def _skill_call(self, call: Any, history: set[str]) -> tuple[str, str, Any]:
+    def _skill_call(
+        self, call: Any, history: set[str], state: SessionState
+    ) -> tuple[str, str, Any]:
         from skillshelf import toolspec
 
         names = [s.name for s in self.model_tools.visible_skills() if s.model_invocable]
@@ -483,6 +490,12 @@ class Conversation:
         arguments = (
             parsed.args.model_dump() if isinstance(parsed, toolspec.ParsedArgs) else call.arguments
         )
+        if call.name == "workspace_exec" and isinstance(parsed, toolspec.ParsedArgs):
+            # A skill's allowed-tools speak of Bash(python3:*): workspace_exec is that shell.
+            command = getattr(parsed.args, "command", "")
+            refusal = self._refusal("Bash", {"command": command}, state)
+            if refusal:
+                return "recoverable", refusal, arguments
         result = self.model_tools.call(
             call.name, call.arguments, call_id=call.id, history_call_ids=history
         )

@@ -12,7 +12,7 @@ import hashlib
 import json
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Final, Literal
+from typing import TYPE_CHECKING, Any, Final, Literal
 
 from skillshelf.content import list_docs, render_load
 from skillshelf.errors import FileAccessError, SkillshelfError, UsageError
@@ -27,6 +27,10 @@ from skillshelf.session import (
 )
 from skillshelf.skill import Skill
 from skillshelf.stores import SessionStore, open_store
+
+if TYPE_CHECKING:
+    from skillshelf.runner import Executor
+    from skillshelf.workspace import ExecPolicy, ExecResult, WorkspaceManager
 
 __all__ = ["DeclaredLoadError", "SkillTools", "ToolResult", "ToolStatus"]
 
@@ -88,6 +92,10 @@ class _Failure(Exception):
     """A recoverable failure inside a tool; becomes a ``recoverable`` result."""
 
 
+class _Fatal(Exception):
+    """A failure retrying cannot fix (no sandbox); becomes a ``fatal`` result."""
+
+
 class SkillTools:
     """The skill tools for one session and one agent.
 
@@ -101,6 +109,11 @@ class SkillTools:
         visible: Per-request filter; hidden skills are absent from lists, enums and checks.
         max_file_chars: Cap on file text returned by ``skill_read_file`` and per doc.
         enum_limit: Above this many visible skills, ``skill`` is a plain string in schemas.
+        workspace: Enables ``workspace_exec``: the session's workspace comes from here.
+            Without it the tool is neither offered nor run.
+        executor: Runs ``workspace_exec`` commands (default: ``auto`` — bubblewrap where it
+            works, else local, which is not isolated, with a note in each result).
+        exec_policy: What ``workspace_exec`` may run (default: :class:`ExecPolicy()`).
     """
 
     def __init__(
@@ -115,6 +128,9 @@ class SkillTools:
         visible: Callable[[Skill], bool] | None = None,
         max_file_chars: int = 24_000,
         enum_limit: int = 1000,
+        workspace: WorkspaceManager | None = None,
+        executor: Executor | None = None,
+        exec_policy: ExecPolicy | None = None,
     ) -> None:
         if max_loaded < 1:
             raise UsageError("max_loaded must be at least 1")
@@ -127,7 +143,16 @@ class SkillTools:
         self.visible = visible
         self.max_file_chars = max_file_chars
         self.enum_limit = enum_limit
+        self.workspace = workspace
+        self.executor = executor
+        self.exec_policy = exec_policy
+        self._exec_warning: str | None = None
         self._by_user = False  # set while running a declared (user or harness) load
+
+    @property
+    def tool_names(self) -> tuple[str, ...]:
+        """The tools offered: the seven skill tools, plus ``workspace_exec`` when enabled."""
+        return (*SKILL_TOOLS, "workspace_exec") if self.workspace is not None else SKILL_TOOLS
 
     # -- visibility and schemas ----------------------------------------------------------
 
@@ -163,7 +188,9 @@ class SkillTools:
         from skillshelf import toolspec
 
         defs = toolspec.tool_definitions(
-            skill_names=self._visible_names(), tools=tools, enum_limit=self.enum_limit
+            skill_names=self._visible_names(),
+            tools=self.tool_names if tools is None else tools,
+            enum_limit=self.enum_limit,
         )
         exporters = {
             "openai": toolspec.to_openai,
@@ -228,6 +255,8 @@ class SkillTools:
         tool, args = parsed.tool, parsed.args
         try:
             content, data = self._dispatch(tool, args, call_id, history_call_ids)
+        except _Fatal as exc:
+            return ToolResult(tool, "fatal", str(exc))
         except _Failure as exc:
             return self._grade(tool, arguments, str(exc))
         except (FileAccessError, SkillshelfError) as exc:
@@ -274,8 +303,10 @@ class SkillTools:
             return self._read(args.skill, args.path)
         if tool == "skill_unload":
             return self._unload(args.skill)
+        if tool == "workspace_exec" and self.workspace is not None:
+            return self._exec(args)
         raise _Failure(
-            f"{tool!r} is not available here. Available tools: {', '.join(SKILL_TOOLS)}."
+            f"{tool!r} is not available here. Available tools: {', '.join(self.tool_names)}."
         )
 
     # -- the tools -----------------------------------------------------------------------
@@ -430,6 +461,37 @@ class SkillTools:
         text = f"Skill {name!r} unloaded." if was_loaded else f"Skill {name!r} was not loaded."
         return text, {"skill": name, "was_loaded": was_loaded}
 
+    def _exec(self, args: Any) -> tuple[str, dict[str, Any]]:
+        from skillshelf.runner import SandboxUnavailableError, select_executor
+        from skillshelf.workspace import execute, shell_command
+
+        assert self.workspace is not None
+        skill = self._skill(args.skill) if args.skill else None
+        if self.executor is None:
+            try:
+                self.executor, self._exec_warning = select_executor("auto")
+            except SandboxUnavailableError as exc:
+                raise _Fatal(f"No sandbox is available to run commands: {exc}") from exc
+        try:
+            result = execute(
+                self.workspace.open(self.session_id),
+                self.executor,
+                shell_command(args.command),
+                skill=skill,
+                policy=self.exec_policy,
+                timeout_s=args.timeout_s,
+                collect=args.collect,
+                stdin=args.stdin,
+            )
+        except UsageError as exc:
+            raise _Failure(f"Refused: {exc}.") from exc
+        except OSError as exc:
+            raise _Fatal(f"The command could not be started: {exc}") from exc
+        if self._exec_warning:
+            result.notes.append(self._exec_warning)
+        data = result.to_json() | {"run_id": result.run_id, "executor": result.executor}
+        return _render_exec(result), data
+
     # -- declared loads ------------------------------------------------------------------
 
     def declare(self, loads: Sequence[str | tuple[str, Sequence[str]]]) -> list[ToolResult]:
@@ -457,6 +519,24 @@ class SkillTools:
             return [self.call("skill_load", {"skill": n, "docs": d}) for n, d in plan]
         finally:
             self._by_user = False
+
+
+def _render_exec(result: ExecResult) -> str:
+    status = "timed out and was killed" if result.timed_out else f"exit code {result.exit_code}"
+    parts = [f"Command finished: {status} ({result.duration_s:.2f} s, {result.executor})."]
+    for label, text, cut in (
+        ("stdout", result.stdout, result.stdout_truncated),
+        ("stderr", result.stderr, result.stderr_truncated),
+    ):
+        if text:
+            note = " (truncated: head and tail kept)" if cut else ""
+            parts.append(f"<{label}{note}>\n{text}\n</{label}>")
+    for file in result.files:
+        parts.append(f"Collected {file.path} ({file.size} B, {file.mime}, sha256 {file.sha256})")
+        if file.text is not None:
+            parts.append(f'<file path="{file.path}">\n{file.text}\n</file>')
+    parts += [f"Note: {note}" for note in result.notes]
+    return "\n".join(parts)
 
 
 def _still_delivered(

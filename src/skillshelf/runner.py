@@ -1,0 +1,458 @@
+"""The one module that starts processes: the ``local`` and ``bwrap`` executors.
+
+Both executors take a :class:`RunSpec` (an argument vector, never a shell line: a shell runs
+only when the argument vector itself names one, inside the sandbox) and return a
+:class:`RunOutput`. Both apply the same resource limits, read stdout and stderr incrementally
+into bounded buffers (head and tail kept), and kill the whole process tree on timeout:
+SIGTERM, then SIGKILL after :data:`KILL_GRACE_S`.
+
+``local`` isolates nothing but the environment (an allowlist), resources (rlimits) and the
+process group. ``bwrap`` runs the command in bubblewrap: a read-only minimal root, the
+workspace bound read-write at :data:`SANDBOX_ROOT`, new namespaces (no network unless asked),
+and, when skillshelf runs as root, an unprivileged uid/gid (:data:`SANDBOX_UID`).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import os
+import resource
+import selectors
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path, PurePosixPath
+from typing import IO, Final, Literal, Protocol
+
+from skillshelf.errors import SkillshelfError
+
+__all__ = [
+    "BwrapExecutor",
+    "Executor",
+    "ExecutorName",
+    "Limits",
+    "LocalExecutor",
+    "RunOutput",
+    "RunSpec",
+    "SandboxUnavailableError",
+    "bwrap_available",
+    "select_executor",
+]
+
+ExecutorName = Literal["auto", "bwrap", "local", "docker"]
+DEFAULT_OUTPUT_CAP: Final = 64 * 1024
+# A script asked to stop gets this long to flush files and exit before SIGKILL.
+KILL_GRACE_S: Final = 2.0
+# After the command exits, leftover writers (background children) get this long to hit EOF.
+DRAIN_S: Final = 1.0
+# How often the supervisor checks the process while no output arrives.
+POLL_S: Final = 0.05
+# Checking that bwrap works starts one sandbox; bwrap normally answers in well under a second.
+PROBE_TIMEOUT_S: Final = 10.0
+SANDBOX_ROOT: Final = PurePosixPath("/workspace")
+SANDBOX_UID: Final = 65534  # "nobody" on Debian and most distributions
+SANDBOX_PATH: Final = "/usr/local/bin:/usr/bin:/bin"
+_READ_CHUNK: Final = 64 * 1024
+_SETPRIV: Final = "/usr/bin/setpriv"
+_SYSTEM_RO: Final = ("/usr", "/etc/ssl", "/etc/ca-certificates", "/etc/alternatives")
+_SYSTEM_FILES: Final = ("/etc/ld.so.cache", "/etc/localtime", "/etc/mime.types")
+_USR_LINKS: Final = ("bin", "sbin", "lib", "lib32", "lib64", "libx32")
+
+
+class SandboxUnavailableError(SkillshelfError):
+    """The requested executor cannot run on this machine."""
+
+
+@dataclass(frozen=True, slots=True)
+class Limits:
+    """Resource limits applied to every process the command starts.
+
+    Attributes:
+        address_space: Bytes of virtual memory per process (RLIMIT_AS).
+        cpu_s: CPU seconds per process (RLIMIT_CPU).
+        file_size: Largest file a process may write, bytes (RLIMIT_FSIZE).
+        open_files: Open file descriptors per process (RLIMIT_NOFILE).
+        processes: Processes of the running user (RLIMIT_NPROC; not enforced for root).
+    """
+
+    address_space: int = 1 << 30
+    cpu_s: int = 600
+    file_size: int = 256 << 20
+    open_files: int = 256
+    processes: int = 256
+
+    def apply(self) -> None:
+        """Set the limits on the calling process (runs in the child before exec)."""
+        for which, value in (
+            (resource.RLIMIT_AS, self.address_space),
+            (resource.RLIMIT_CPU, self.cpu_s),
+            (resource.RLIMIT_FSIZE, self.file_size),
+            (resource.RLIMIT_NOFILE, self.open_files),
+            (resource.RLIMIT_NPROC, self.processes),
+        ):
+            _soft, hard = resource.getrlimit(which)
+            capped = value if hard == resource.RLIM_INFINITY else min(value, hard)
+            resource.setrlimit(which, (capped, capped))
+
+
+@dataclass(frozen=True, slots=True)
+class RunSpec:
+    """One command to run.
+
+    Attributes:
+        argv: The argument vector; ``argv[0]`` is looked up on the environment's PATH.
+        root: The workspace directory on the host (bound read-write by the sandbox).
+        cwd: The working directory on the host; inside ``root``.
+        env: Extra environment (the workspace variables, already in the executor's view,
+            see :meth:`Executor.visible`, and any passthrough names the policy allows).
+        timeout_s: Wall-clock limit.
+        stdin: Bytes fed to standard input (none: ``/dev/null``).
+        network: Give the command network access (``bwrap`` only shares the host network
+            when this is true; ``local`` never restricts it).
+        limits: Resource limits.
+        output_cap: Bytes kept per stream (head and tail halves).
+    """
+
+    argv: Sequence[str]
+    root: Path
+    cwd: Path
+    env: Mapping[str, str] = field(default_factory=dict)
+    timeout_s: float = 60.0
+    stdin: bytes | None = None
+    network: bool = False
+    limits: Limits = Limits()
+    output_cap: int = DEFAULT_OUTPUT_CAP
+
+
+@dataclass(frozen=True, slots=True)
+class RunOutput:
+    """What a run produced.
+
+    Attributes:
+        exit_code: The command's exit status; ``-N`` when killed by signal N.
+        timed_out: The command was killed at its time limit.
+        duration_s: Wall-clock time from start to the end of its output.
+        stdout: Standard output as text (undecodable bytes replaced); head and tail when cut.
+        stderr: Standard error, the same way.
+        stdout_truncated: Part of stdout was dropped.
+        stderr_truncated: Part of stderr was dropped.
+    """
+
+    exit_code: int
+    timed_out: bool
+    duration_s: float
+    stdout: str
+    stderr: str
+    stdout_truncated: bool
+    stderr_truncated: bool
+
+
+class Executor(Protocol):
+    """Runs a :class:`RunSpec`; see :class:`LocalExecutor` and :class:`BwrapExecutor`."""
+
+    name: str
+    isolated: bool
+
+    def visible(self, spec_root: Path, path: Path) -> str:
+        """``path`` (inside ``spec_root``) as the command sees it."""
+        ...
+
+    def run(self, spec: RunSpec) -> RunOutput:
+        """Run the command to completion or to its time limit."""
+        ...
+
+
+class LocalExecutor:
+    """A plain child process: environment allowlist, rlimits, own process group.
+
+    Not isolated: the command sees the host's files and network with the caller's rights.
+    """
+
+    name = "local"
+    isolated = False
+
+    def visible(self, spec_root: Path, path: Path) -> str:
+        """Host paths are what the command sees."""
+        return str(path)
+
+    def run(self, spec: RunSpec) -> RunOutput:
+        """Run ``spec.argv`` directly (no shell) in ``spec.cwd``."""
+        env = {
+            "PATH": os.environ.get("PATH", SANDBOX_PATH),
+            "HOME": str(spec.root),
+            "LANG": os.environ.get("LANG", "C.UTF-8"),
+            "TERM": os.environ.get("TERM", "dumb"),
+            **spec.env,
+        }
+        return _supervise(list(spec.argv), spec, env=env, cwd=spec.cwd)
+
+
+class BwrapExecutor:
+    """bubblewrap: a minimal read-only root, the workspace read-write, new namespaces.
+
+    Args:
+        bwrap: The bwrap binary (default: found on PATH).
+    """
+
+    name = "bwrap"
+    isolated = True
+
+    def __init__(self, bwrap: str | None = None) -> None:
+        found = bwrap or shutil.which("bwrap")
+        if found is None:
+            raise SandboxUnavailableError("bubblewrap (bwrap) is not installed")
+        self.bwrap = found
+
+    def visible(self, spec_root: Path, path: Path) -> str:
+        """The workspace is mounted at :data:`SANDBOX_ROOT`."""
+        return str(SANDBOX_ROOT / path.relative_to(spec_root))
+
+    def run(self, spec: RunSpec) -> RunOutput:
+        """Run ``spec.argv`` inside a fresh sandbox."""
+        as_root = os.geteuid() == 0
+        if as_root:
+            _chown_tree(spec.root, SANDBOX_UID)
+        argv = [*self.command(spec, as_root=as_root), "--", *_drop(as_root), *spec.argv]
+        return _supervise(argv, spec, env={}, cwd=spec.root)
+
+    def command(self, spec: RunSpec, *, as_root: bool) -> list[str]:
+        """The bwrap options (everything before ``--``) for ``spec``."""
+        args = [self.bwrap, *_root_filesystem()]
+        args += ["--bind", str(spec.root), str(SANDBOX_ROOT)]
+        args += ["--chdir", self.visible(spec.root, spec.cwd)]
+        args += _namespaces(as_root=as_root, network=spec.network)
+        args += ["--die-with-parent", "--new-session", "--clearenv"]
+        env = {
+            "PATH": _sandbox_path(),
+            "HOME": str(SANDBOX_ROOT),
+            "LANG": "C.UTF-8",
+            "TERM": "dumb",
+            **spec.env,
+        }
+        for key, value in env.items():
+            args += ["--setenv", key, value]
+        return args
+
+
+def _namespaces(*, as_root: bool, network: bool) -> list[str]:
+    # As root, a user namespace would map the sandbox user back to root outside; instead the
+    # other namespaces are unshared and the command drops to SANDBOX_UID itself (see _drop).
+    if as_root:
+        spaces = ["--unshare-ipc", "--unshare-pid", "--unshare-uts", "--unshare-cgroup-try"]
+        return spaces if network else [*spaces, "--unshare-net"]
+    return ["--unshare-all", "--share-net"] if network else ["--unshare-all"]
+
+
+def _drop(as_root: bool) -> list[str]:
+    if not as_root:
+        return []
+    uid = str(SANDBOX_UID)
+    return [
+        _SETPRIV,
+        f"--reuid={uid}",
+        f"--regid={uid}",
+        "--clear-groups",
+        "--inh-caps=-all",
+        "--bounding-set=-all",
+        "--no-new-privs",
+        "--",
+    ]
+
+
+@functools.cache
+def _root_filesystem() -> tuple[str, ...]:
+    args = ["--ro-bind", "/usr", "/usr"]
+    for name in _USR_LINKS:
+        if Path("/usr", name).exists() and Path("/", name).is_symlink():
+            args += ["--symlink", f"usr/{name}", f"/{name}"]
+        elif Path("/", name).is_dir():
+            args += ["--ro-bind", f"/{name}", f"/{name}"]
+    for path in (*_SYSTEM_RO, *_SYSTEM_FILES):
+        if Path(path).exists():
+            args += ["--ro-bind", path, path]
+    prefix = Path(sys.base_prefix).resolve()
+    if not prefix.is_relative_to("/usr"):
+        args += ["--ro-bind", str(prefix), str(prefix)]
+    args += ["--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp"]
+    return tuple(args)
+
+
+def _sandbox_path() -> str:
+    prefix_bin = Path(sys.base_prefix).resolve() / "bin"
+    return SANDBOX_PATH if prefix_bin.is_relative_to("/usr") else f"{prefix_bin}:{SANDBOX_PATH}"
+
+
+def _chown_tree(root: Path, uid: int) -> None:
+    # The unprivileged sandbox user must be able to write the workspace root created it.
+    os.lchown(root, uid, uid)
+    for dirpath, dirnames, filenames in os.walk(root):
+        for name in (*dirnames, *filenames):
+            os.lchown(os.path.join(dirpath, name), uid, uid)
+
+
+@functools.cache
+def bwrap_available() -> str | None:
+    """None when a bwrap sandbox starts here, else why it does not."""
+    try:
+        executor = BwrapExecutor()
+    except SandboxUnavailableError as exc:
+        return str(exc)
+    with tempfile.TemporaryDirectory(prefix="skillshelf-probe-") as tmp:
+        root = Path(tmp)
+        spec = RunSpec(["true"], root=root, cwd=root, timeout_s=PROBE_TIMEOUT_S)
+        try:
+            result = executor.run(spec)
+        except OSError as exc:
+            return f"bubblewrap cannot start: {exc}"
+    if result.exit_code != 0:
+        return f"bubblewrap does not work here: {result.stderr.strip()[:300]}"
+    return None
+
+
+def select_executor(name: ExecutorName) -> tuple[Executor, str | None]:
+    """The executor for ``name`` and, for ``auto`` falling back to local, a warning.
+
+    Raises:
+        SandboxUnavailableError: ``bwrap`` was asked for and does not work, or ``docker``.
+    """
+    if name == "local":
+        return LocalExecutor(), None
+    if name == "docker":
+        raise SandboxUnavailableError("the docker executor is not available in this version")
+    problem = bwrap_available()
+    if problem is None:
+        return BwrapExecutor(), None
+    if name == "bwrap":
+        raise SandboxUnavailableError(problem)
+    warning = f"{problem}; running with the local executor, which is NOT isolated"
+    return LocalExecutor(), warning
+
+
+class _Capture:
+    """Keeps the first and last ``cap // 2`` bytes of a stream and counts the rest."""
+
+    def __init__(self, cap: int) -> None:
+        self.half = max(cap // 2, 1)
+        self.head = bytearray()
+        self.tail = bytearray()
+        self.total = 0
+
+    def feed(self, chunk: bytes) -> None:
+        self.total += len(chunk)
+        room = self.half - len(self.head)
+        if room > 0:
+            self.head += chunk[:room]
+            chunk = chunk[room:]
+        self.tail += chunk
+        if len(self.tail) > 2 * self.half:
+            del self.tail[: len(self.tail) - self.half]
+
+    @property
+    def truncated(self) -> bool:
+        return self.total > len(self.head) + min(len(self.tail), self.half)
+
+    def text(self) -> str:
+        tail = self.tail[-self.half :] if self.truncated else self.tail
+        head = self.head.decode("utf-8", "replace")
+        if not self.truncated:
+            return head + tail.decode("utf-8", "replace")
+        omitted = self.total - len(self.head) - len(tail)
+        marker = f"\n[... {omitted} bytes omitted ...]\n"
+        return head + marker + tail.decode("utf-8", "replace")
+
+
+def _supervise(argv: list[str], spec: RunSpec, *, env: dict[str, str], cwd: Path) -> RunOutput:
+    stdin: IO[bytes] | int = subprocess.DEVNULL
+    if spec.stdin is not None:
+        stdin = tempfile.TemporaryFile()  # noqa: SIM115 - closed below once the child has it
+        stdin.write(spec.stdin)
+        stdin.seek(0)
+    started = time.monotonic()
+    try:
+        proc = subprocess.Popen(
+            argv,
+            cwd=cwd,
+            env=env,
+            stdin=stdin,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            start_new_session=True,
+            close_fds=True,
+            preexec_fn=spec.limits.apply,
+        )
+    finally:
+        if not isinstance(stdin, int):
+            stdin.close()
+    out, err = _Capture(spec.output_cap), _Capture(spec.output_cap)
+    timed_out = _pump(proc, out, err, deadline=started + spec.timeout_s)
+    code = proc.wait()
+    return RunOutput(
+        exit_code=code,
+        timed_out=timed_out,
+        duration_s=time.monotonic() - started,
+        stdout=out.text(),
+        stderr=err.text(),
+        stdout_truncated=out.truncated,
+        stderr_truncated=err.truncated,
+    )
+
+
+def _pump(proc: subprocess.Popen[bytes], out: _Capture, err: _Capture, *, deadline: float) -> bool:
+    """Read both pipes until EOF; kill the tree at ``deadline`` or once the command exits."""
+    assert proc.stdout is not None and proc.stderr is not None
+    sel = selectors.DefaultSelector()
+    sel.register(proc.stdout, selectors.EVENT_READ, out)
+    sel.register(proc.stderr, selectors.EVENT_READ, err)
+    timed_out = False
+    drain_until: float | None = None
+    try:
+        while sel.get_map():
+            now = time.monotonic()
+            if drain_until is None and proc.poll() is not None:
+                _kill_group(proc.pid, signal.SIGKILL)  # background children die with it
+                drain_until = now + DRAIN_S
+            elif drain_until is None and now >= deadline:
+                timed_out = True
+                _terminate(proc)
+                drain_until = time.monotonic() + DRAIN_S
+            if drain_until is not None and now >= drain_until:
+                break
+            for key, _ in sel.select(POLL_S):
+                chunk = os.read(key.fd, _READ_CHUNK)
+                if chunk:
+                    key.data.feed(chunk)
+                else:
+                    sel.unregister(key.fileobj)
+        if proc.poll() is None and not timed_out:
+            # Both pipes closed but the command still runs: it keeps its time limit.
+            try:
+                proc.wait(timeout=max(deadline - time.monotonic(), 0))
+            except subprocess.TimeoutExpired:
+                timed_out = True
+    finally:
+        sel.close()
+        proc.stdout.close()
+        proc.stderr.close()
+        if proc.poll() is None:
+            _terminate(proc)
+        _kill_group(proc.pid, signal.SIGKILL)
+    return timed_out
+
+
+def _terminate(proc: subprocess.Popen[bytes]) -> None:
+    _kill_group(proc.pid, signal.SIGTERM)
+    with contextlib.suppress(subprocess.TimeoutExpired):
+        proc.wait(timeout=KILL_GRACE_S)
+    _kill_group(proc.pid, signal.SIGKILL)
+    proc.wait()
+
+
+def _kill_group(pgid: int, sig: signal.Signals) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(pgid, sig)
