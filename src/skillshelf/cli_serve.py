@@ -3,12 +3,18 @@
 from __future__ import annotations
 
 import os
+import shutil
 import sys
-from typing import Any
+import tempfile
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from skillshelf.cli import _repo_from, main, root_options
+
+if TYPE_CHECKING:
+    from skillshelf.runner import Executor
 
 __all__ = ["serve"]
 
@@ -32,10 +38,13 @@ __all__ = ["serve"]
 )
 @click.option("--watch", is_flag=True, help="Re-scan when files under the roots change.")
 @click.option(
-    "--exec", "enable_exec", is_flag=True, help="Offer workspace_exec (not available yet)."
+    "--exec", "enable_exec", is_flag=True, help="Offer workspace_exec (per-session workspaces)."
 )
 @click.option(
-    "--sandbox", default=None, metavar="KIND", help="Executor for --exec (not available yet)."
+    "--sandbox",
+    type=click.Choice(["auto", "bwrap", "local", "docker"]),
+    default=None,
+    help="Executor for --exec (default auto: bwrap where it works, else local).",
 )
 @click.option(
     "--store",
@@ -74,10 +83,9 @@ def serve(
     Logs go to stderr; under stdio, stdout carries only the protocol. Without --watch, send
     SIGHUP to re-scan the roots.
     """
-    if enable_exec or sandbox is not None:
-        raise click.UsageError(
-            "workspace_exec is not available yet in this version: serve without --exec/--sandbox."
-        )
+    if sandbox is not None and not enable_exec:
+        raise click.UsageError("--sandbox only applies with --exec")
+    executor = _executor(sandbox or "auto") if enable_exec else None
     try:
         import anyio
 
@@ -90,6 +98,7 @@ def serve(
         ) from None
     from skillshelf.errors import SkillshelfError, UsageError
     from skillshelf.stores import open_store
+    from skillshelf.workspace import WorkspaceManager
 
     token = _token(token_env)
     if transport == "http" and not token and not _loopback(host):
@@ -103,7 +112,16 @@ def serve(
         store = open_store(store_url)
     except (UsageError, SkillshelfError) as exc:
         raise click.UsageError(str(exc)) from None
-    server = SkillServer(repo, store=store, load_mode=load_mode)  # type: ignore[arg-type]
+    # Workspaces live in a private temporary folder that goes when the server stops.
+    ws_base = Path(tempfile.mkdtemp(prefix="skillshelf-ws-")) if enable_exec else None
+    server = SkillServer(
+        repo,
+        store=store,
+        load_mode=load_mode,  # type: ignore[arg-type]
+        enable_exec=enable_exec,
+        executor=executor,
+        workspaces=WorkspaceManager(ws_base) if ws_base else None,
+    )
 
     def ready(where: str) -> None:
         print(f"skillshelf: serving {len(repo)} skills on {where}", file=sys.stderr, flush=True)
@@ -124,6 +142,20 @@ def serve(
         pass
     finally:
         store.close()
+        if ws_base is not None:
+            shutil.rmtree(ws_base, ignore_errors=True)
+
+
+def _executor(sandbox: str) -> Executor:
+    from skillshelf.runner import SandboxUnavailableError, select_executor
+
+    try:
+        executor, warning = select_executor(sandbox)  # type: ignore[arg-type]
+    except SandboxUnavailableError as exc:
+        raise click.UsageError(f"--exec: {exc}") from None
+    if warning:
+        click.echo(f"warning: {warning}", err=True)
+    return executor
 
 
 def _token(var: str | None) -> str | None:

@@ -155,10 +155,16 @@ def test_non_loopback_bind_without_token_is_refused(skills_root: Path) -> None:
     assert done.stdout == ""
 
 
-def test_exec_is_not_available_yet(skills_root: Path) -> None:
-    done = _run_serve("--root", str(skills_root), "--exec")
+def test_exec_with_an_unavailable_sandbox_is_a_usage_error(skills_root: Path) -> None:
+    done = _run_serve("--root", str(skills_root), "--exec", "--sandbox", "docker")
     assert done.returncode == 2
-    assert "workspace_exec is not available yet" in done.stderr
+    assert "docker executor is not available" in done.stderr
+
+
+def test_sandbox_without_exec_is_a_usage_error(skills_root: Path) -> None:
+    done = _run_serve("--root", str(skills_root), "--sandbox", "local")
+    assert done.returncode == 2
+    assert "--sandbox only applies with --exec" in done.stderr
 
 
 def test_empty_token_variable_is_a_usage_error(skills_root: Path) -> None:

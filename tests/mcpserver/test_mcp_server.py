@@ -11,15 +11,34 @@ import pytest
 from mcp import Client
 
 from mcpserver.helpers import INVALID_PARAMS, all_skills, error_code, request, server_env
-from skillshelf.errors import UsageError
 from skillshelf.mcpserver import SkillServer, Viewer, files
 from skillshelf.repository import Repository
 from skillshelf.testing import make_skill
 
 
-def test_exec_hook_is_not_available_yet(tmp_path: Path) -> None:
-    with pytest.raises(UsageError, match="not available yet"):
-        SkillServer(Repository([tmp_path], cache_dir=False), enable_exec=True)
+def test_exec_offers_and_runs_workspace_exec(tmp_path: Path) -> None:
+    from skillshelf.runner import LocalExecutor
+    from skillshelf.workspace import WorkspaceManager
+
+    make_skill(tmp_path / "skills", "demo", files={"scripts/hi.py": "print('hi from demo')"})
+    repo = Repository([tmp_path / "skills"], cache_dir=False)
+    plain = SkillServer(repo)
+    assert "workspace_exec" not in plain.tool_names
+    workspaces = WorkspaceManager(tmp_path / "ws")
+    server = SkillServer(repo, enable_exec=True, executor=LocalExecutor(), workspaces=workspaces)
+
+    async def check() -> None:
+        async with Client(server.server) as client:
+            listed = await client.list_tools()
+            assert "workspace_exec" in [t.name for t in listed.tools]
+            args = {"command": "python3 scripts/hi.py", "skill": "demo"}
+            result = await client.call_tool("workspace_exec", args)
+            assert not result.is_error
+            assert result.structured_content is not None
+            assert result.structured_content["exit_code"] == 0
+            assert "hi from demo" in result.structured_content["stdout"]
+
+    anyio.run(check)
 
 
 def test_skills_list_pages_never_split_entries(tmp_path: Path) -> None:

@@ -302,3 +302,24 @@ def test_stdout_carries_nothing_but_the_protocol(skills_root: Path) -> None:
     assert done.returncode == 0, done.stderr
     assert done.stdout == ""
     assert "serving 4 skills on stdio" in done.stderr
+
+
+def test_serve_exec_runs_the_example_script_in_a_workspace(skills_root: Path) -> None:
+    args = {
+        "command": "python3 scripts/summarize_csv.py scripts/sample.csv --out out/summary.md",
+        "skill": "csv-insights",
+        "collect": ["out/*.md"],
+    }
+
+    async def check() -> None:
+        async with _client(skills_root, "--exec", "--sandbox", "local") as client:
+            listed = await client.list_tools()
+            assert "workspace_exec" in [t.name for t in listed.tools]
+            result = await client.call_tool("workspace_exec", args)
+            assert not result.is_error
+            assert result.structured_content is not None
+            assert result.structured_content["exit_code"] == 0
+            assert result.structured_content["files"][0]["path"] == "out/summary.md"
+
+    anyio.run(check)
+    assert not (skills_root / "csv-insights" / "out").exists()

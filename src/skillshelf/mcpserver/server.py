@@ -13,7 +13,7 @@ import re
 import shlex
 import uuid
 from collections import OrderedDict
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 import anyio.to_thread
 from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
@@ -53,7 +53,6 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from skillshelf import __version__
 from skillshelf.catalog import CatalogEntry, render_catalog
-from skillshelf.errors import UsageError
 from skillshelf.mcpserver.extension import (
     SkillsExtension,
     decode_cursor,
@@ -76,6 +75,10 @@ from skillshelf.session import LoadMode
 from skillshelf.skill import Skill
 from skillshelf.stores import SessionStore, open_store
 from skillshelf.tools import SKILL_TOOLS, SkillTools
+
+if TYPE_CHECKING:
+    from skillshelf.runner import Executor
+    from skillshelf.workspace import ExecPolicy, WorkspaceManager
 
 __all__ = ["SkillServer"]
 
@@ -101,7 +104,10 @@ class SkillServer:
         store: Where per-session tool state lives (default: in memory).
         visible: Hides skills from some viewers, in every answer.
         load_mode: How long ``skill_load`` keeps a skill loaded in a session.
-        enable_exec: Offer ``workspace_exec`` (needs an executor; not available yet).
+        enable_exec: Offer ``workspace_exec``: commands run in a per-session workspace.
+        executor: Runs them (default: ``auto`` — bubblewrap where it works, else local).
+        workspaces: Where the workspaces live (default: a folder in the temp dir).
+        exec_policy: What ``workspace_exec`` may run.
         instructions_budget: Characters of catalog offered as the server's instructions.
         name: The server's name in ``serverInfo``.
     """
@@ -114,18 +120,26 @@ class SkillServer:
         visible: Visibility | None = None,
         load_mode: LoadMode = "session",
         enable_exec: bool = False,
+        executor: Executor | None = None,
+        workspaces: WorkspaceManager | None = None,
+        exec_policy: ExecPolicy | None = None,
         instructions_budget: int = INSTRUCTIONS_BUDGET,
         name: str = "skillshelf",
     ) -> None:
+        self.workspaces: WorkspaceManager | None = None
         if enable_exec:
-            # The hook for workspace_exec: add it to self.tool_names and dispatch it to the
-            # workspace executor once that exists.
-            raise UsageError("workspace_exec is not available yet: serve without --exec")
+            from skillshelf.workspace import WorkspaceManager
+
+            self.workspaces = workspaces or WorkspaceManager()
+        self.executor = executor
+        self.exec_policy = exec_policy
         self.shelf = Shelf(repo, visible=visible)
         self.store = store if store is not None else open_store(None)
         self.load_mode: LoadMode = load_mode
         self.instructions_budget = instructions_budget
-        self.tool_names: tuple[str, ...] = SKILL_TOOLS
+        self.tool_names: tuple[str, ...] = (
+            (*SKILL_TOOLS, "workspace_exec") if enable_exec else SKILL_TOOLS
+        )
         self.bus = InMemorySubscriptionBus()
         self._stdio_session = uuid.uuid4().hex
         self._sessions: OrderedDict[str, ServerSession] = OrderedDict()
@@ -299,6 +313,9 @@ class SkillServer:
             session_id=viewer.session,
             load_mode=self.load_mode,
             visible=None if hook is None else (lambda s: hook(s, viewer)),
+            workspace=self.workspaces,
+            executor=self.executor,
+            exec_policy=self.exec_policy,
         )
 
     def _tool_input_schema(self, name: str) -> dict[str, Any] | None:
