@@ -77,9 +77,9 @@ def exec_(
         click.echo(f"warning: {warning}", err=True)
     manager = WorkspaceManager(workspace_dir, retention="keep" if workspace_dir else "delete")
     session = f"cli-{id(manager)}"
-    workspace = manager.open(session)
     policy = ExecPolicy(allow_network=allow_network, max_timeout_s=timeout_s)
     try:
+        workspace = manager.open(session)
         for source in inputs:
             workspace.add_input(source)
         result = execute(

@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final, Literal
 
-from skillshelf.errors import FileAccessError, UsageError
+from skillshelf.errors import FileAccessError, SkillshelfError, UsageError
 from skillshelf.paths import safe_join
 from skillshelf.runner import DEFAULT_OUTPUT_CAP, Executor, Limits, RunSpec
 from skillshelf.skill import Skill
@@ -275,12 +275,15 @@ class WorkspaceManager:
     """Creates one :class:`Workspace` per session under ``base`` and removes it with the session.
 
     Args:
-        base: Parent directory (default: a ``skillshelf-workspaces`` folder in the temp dir).
+        base: Parent directory (default: ``skillshelf-ws-<uid>`` in the temp dir, refused
+            when it is a link or another user's).
         retention: ``delete`` removes a workspace on :meth:`close`; ``keep`` leaves it.
     """
 
     def __init__(self, base: Path | None = None, *, retention: Retention = "delete") -> None:
-        self.base = base if base is not None else Path(tempfile.gettempdir(), "skillshelf-ws")
+        self._shared_tmp = base is None
+        default = Path(tempfile.gettempdir(), f"skillshelf-ws-{os.getuid()}")
+        self.base = base if base is not None else default
         self.retention: Retention = retention
 
     def _dir(self, session_id: str) -> Path:
@@ -288,8 +291,15 @@ class WorkspaceManager:
         return self.base / f"{_UNSAFE.sub('_', session_id)[:40]}-{tag}"
 
     def open(self, session_id: str) -> Workspace:
-        """The session's workspace, created on first use."""
+        """The session's workspace, created on first use.
+
+        Raises:
+            SkillshelfError: The default base folder is a link or another user's.
+        """
         self.base.mkdir(parents=True, exist_ok=True, mode=0o700)
+        if self._shared_tmp and (self.base.is_symlink() or self.base.stat().st_uid != os.getuid()):
+            # Anyone can create this name in a shared temp dir first: never use theirs.
+            raise SkillshelfError(f"{self.base} is not a directory of this user; remove it")
         return Workspace(self._dir(session_id))
 
     def close(self, session_id: str) -> None:

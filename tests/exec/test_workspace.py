@@ -182,3 +182,20 @@ def test_staging_refuses_a_skill_copy_replaced_by_a_link_outside(
     with pytest.raises(FileAccessError):
         workspace.stage(_skill(tmp_path))
     assert list(outside.iterdir()) == []
+
+
+def test_default_base_planted_as_a_link_is_refused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import os
+    import tempfile
+
+    from skillshelf.errors import SkillshelfError
+
+    monkeypatch.setattr(tempfile, "gettempdir", lambda: str(tmp_path))
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (tmp_path / f"skillshelf-ws-{os.getuid()}").symlink_to(elsewhere)
+    with pytest.raises(SkillshelfError, match="not a directory of this user"):
+        WorkspaceManager().open("s")
+    assert list(elsewhere.iterdir()) == []
