@@ -8,6 +8,13 @@ import sys
 import skillshelf
 
 EXPECTED = {
+    "SkillTools",
+    "ToolResult",
+    "open_store",
+    "Lockfile",
+    "ScanPolicy",
+    "Watcher",
+    "materialize",
     "Activation",
     "Agent",
     "Tool",

@@ -19,18 +19,25 @@ __all__ = [
     "Diagnostic",
     "FileAccessError",
     "FileContent",
+    "Lockfile",
     "Manifest",
     "Repository",
+    "ScanPolicy",
     "SearchHit",
     "Shadowed",
     "Skill",
     "SkillNotFoundError",
+    "SkillTools",
     "SkillshelfError",
     "Skipped",
     "Tool",
     "ToolError",
+    "ToolResult",
     "UsageError",
+    "Watcher",
     "__version__",
+    "materialize",
+    "open_store",
     "parse_skill_md",
     "read_skill_file",
     "render_catalog",
@@ -62,6 +69,13 @@ _LAZY = {
     "Skill": "skillshelf.skill",
     "parse_skill_md": "skillshelf.skill",
     "validate_path": "skillshelf.validate",
+    "SkillTools": "skillshelf.tools",
+    "ToolResult": "skillshelf.tools",
+    "open_store": "skillshelf.stores",
+    "Lockfile": "skillshelf.lockfile",
+    "ScanPolicy": "skillshelf.scanner",
+    "Watcher": "skillshelf.watch",
+    "materialize": "skillshelf.materialize",
 }
 
 if TYPE_CHECKING:
@@ -76,12 +90,18 @@ if TYPE_CHECKING:
         ToolError,
         UsageError,
     )
+    from skillshelf.lockfile import Lockfile
     from skillshelf.manifest import Manifest
+    from skillshelf.materialize import materialize
     from skillshelf.paths import FileContent, read_skill_file, safe_join
     from skillshelf.repository import Changes, Repository, Shadowed, Skipped
+    from skillshelf.scanner import ScanPolicy
     from skillshelf.search import SearchHit
     from skillshelf.skill import Skill, parse_skill_md
+    from skillshelf.stores import open_store
+    from skillshelf.tools import SkillTools, ToolResult
     from skillshelf.validate import validate_path
+    from skillshelf.watch import Watcher
 
 
 def __getattr__(name: str) -> Any:
