@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Callable, Collection, Mapping, Sequence
+from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final, Literal
 
@@ -46,6 +47,8 @@ SKILL_TOOLS: Final = (
     "skill_unload",
 )
 _DESC_CHARS: Final = 200
+# True while a declared (user or harness) load runs: it may load user-only skills.
+_BY_USER: ContextVar[bool] = ContextVar("skillshelf_declared_load", default=False)
 _SHOWN_CHARS: Final = 200  # of a value the model sent, when a message echoes it
 _SHOWN_DOCS: Final = 5
 FATAL_REPEAT_MESSAGE: Final = (
@@ -147,7 +150,6 @@ class SkillTools:
         self.executor = executor
         self.exec_policy = exec_policy
         self._exec_warning: str | None = None
-        self._by_user = False  # set while running a declared (user or harness) load
 
     @property
     def tool_names(self) -> tuple[str, ...]:
@@ -174,7 +176,7 @@ class SkillTools:
             suggestions = closest_names(name, self._visible_names())
             hint = f" Closest: {', '.join(suggestions)}." if suggestions else ""
             raise _Failure(f"Unknown skill {name!r}.{hint} Call skill_list to see every skill.")
-        if not skill.model_invocable and not self._by_user:
+        if not skill.model_invocable and not _BY_USER.get():
             raise _Failure(
                 f"Skill {name!r} can only be invoked by the user (as /{name}); "
                 "do not load it yourself."
@@ -247,7 +249,7 @@ class SkillTools:
         from skillshelf import toolspec
 
         names = self._visible_names()
-        if self._by_user:
+        if _BY_USER.get():
             names = [s.name for s in self.visible_skills()]
         parsed = toolspec.parse_arguments(tool, arguments, skill_names=names)
         if isinstance(parsed, toolspec.ArgumentProblem):
@@ -502,7 +504,9 @@ class SkillTools:
         """
         plan: list[tuple[str, list[str]]] = []
         problems: list[str] = []
-        self._by_user = True
+        # A context variable, not an attribute: a model's call running at the same time in
+        # another thread or task must not inherit the user's right to load user-only skills.
+        token = _BY_USER.set(True)
         try:
             for entry in loads:
                 name, docs = (entry, []) if isinstance(entry, str) else (entry[0], list(entry[1]))
@@ -510,15 +514,11 @@ class SkillTools:
                     plan.append((name, self._resolve_docs(self._skill(name), docs, False)))
                 except _Failure as exc:
                     problems.append(str(exc))
-        finally:
-            self._by_user = False
-        if problems:
-            raise DeclaredLoadError("Declared skills cannot be loaded: " + " ".join(problems))
-        self._by_user = True
-        try:
+            if problems:
+                raise DeclaredLoadError("Declared skills cannot be loaded: " + " ".join(problems))
             return [self.call("skill_load", {"skill": n, "docs": d}) for n, d in plan]
         finally:
-            self._by_user = False
+            _BY_USER.reset(token)
 
 
 def _render_exec(result: ExecResult) -> str:
