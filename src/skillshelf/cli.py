@@ -524,6 +524,9 @@ _COMMAND_MODULES: tuple[str, ...] = (
     "skillshelf.cli_trust",
     "skillshelf.cli_chat",
     "skillshelf.cli_exec",
+    "skillshelf.cli_lint",
+    "skillshelf.cli_tokens",
+    "skillshelf.cli_eval",
 )
 for _module in _COMMAND_MODULES:
     importlib.import_module(_module)
