@@ -23,7 +23,7 @@ from skillshelf.agent_tools import Activation, Tool, activated_tools, call_allow
 from skillshelf.content import render_load
 from skillshelf.errors import SkillshelfError, ToolError
 from skillshelf.materialize import materialize
-from skillshelf.models import ModelRequest, ModelResponse, TextSink, TransientModelError
+from skillshelf.models import ModelRequest, ModelResponse, TextSink, TransientModelError, Usage
 from skillshelf.session import MAX_IDENTICAL_FAILURES, SessionState
 from skillshelf.slash import SlashCommand, SlashCommandError, expand, parse_commands
 from skillshelf.tools import FATAL_REPEAT_MESSAGE, SkillTools
@@ -109,12 +109,15 @@ class RunResult:
         steps: Model requests made.
         tool_calls: Every tool call executed, in order.
         finish_reason: The provider's finish reason of the final reply.
+        usage: Tokens of every model request of the run, summed over the requests whose
+            reply reported usage; None when none did.
     """
 
     output: str
     steps: int
     tool_calls: list[ToolRecord]
     finish_reason: str | None
+    usage: Usage | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -141,6 +144,7 @@ class _Run:
     offered: dict[str, Tool] = field(default_factory=dict)
     empty: int = 0
     step: int = 0
+    usage: Usage | None = None
 
 
 class Conversation:
@@ -208,7 +212,9 @@ class Conversation:
             if not response.tool_calls:
                 if response.text.strip():
                     self.messages.append(response.to_message())
-                    return RunResult(response.text, step, run.records, response.finish_reason)
+                    return RunResult(
+                        response.text, step, run.records, response.finish_reason, run.usage
+                    )
                 run.empty += 1
                 if run.empty > MAX_EMPTY_REPLIES:
                     raise EmptyResponseError(
@@ -243,6 +249,8 @@ class Conversation:
         started = time.perf_counter()
         response, retries = await self._complete(request, run)
         self.model_tools.after_request()
+        if response.usage is not None:
+            run.usage = response.usage if run.usage is None else run.usage + response.usage
         self._record(
             "model",
             run,
@@ -254,6 +262,7 @@ class Conversation:
             tools_offered=[d.name for d in defs],
             duration_ms=_ms(started),
             retries=retries,
+            usage=response.usage.to_json() if response.usage is not None else None,
         )
         return response
 

@@ -3,7 +3,8 @@
 ``make_skill`` writes a skill folder from keyword arguments; nothing here mocks the
 filesystem: skills are real folders under a directory you give (pytest's ``tmp_path``).
 ``ScriptedModel`` is a model that answers from a script (canned replies or a function of the
-request), for testing an agent without a provider, and for demos.
+request), for testing an agent without a provider, and for demos; ``scripted_by_query`` gives
+each user message its own script, so concurrent conversations (an eval) can share one model.
 """
 
 from __future__ import annotations
@@ -16,9 +17,9 @@ from typing import TYPE_CHECKING, Any, TypeAlias
 from skillshelf.errors import UsageError
 
 if TYPE_CHECKING:
-    from skillshelf.models import ModelRequest, ModelResponse, TextSink
+    from skillshelf.models import ModelRequest, ModelResponse, TextSink, Usage
 
-__all__ = ["ScriptedModel", "make_skill", "reply"]
+__all__ = ["ScriptedModel", "make_skill", "reply", "scripted_by_query"]
 
 Reply: TypeAlias = "ModelResponse | str | Mapping[str, Any]"
 
@@ -87,19 +88,22 @@ def reply(
     *,
     tools: Sequence[tuple[str, Mapping[str, Any] | str]] = (),
     finish_reason: str | None = None,
+    usage: Usage | tuple[int, int] | None = None,
 ) -> ModelResponse:
     """Build a model reply: text and/or tool calls ``(name, arguments)`` with ids ``call_N``.
 
-    Arguments given as a string are sent verbatim (to script malformed JSON).
+    Arguments given as a string are sent verbatim (to script malformed JSON). ``usage`` is the
+    tokens the reply reports, a :class:`~skillshelf.models.Usage` or ``(input, output)``.
     """
-    from skillshelf.models import ModelResponse, ToolCall
+    from skillshelf.models import ModelResponse, ToolCall, Usage
 
     calls = tuple(
         ToolCall(f"call_{i}", name, args if isinstance(args, str) else json.dumps(args))
         for i, (name, args) in enumerate(tools, start=1)
     )
     reason = finish_reason or ("tool_calls" if calls else "stop")
-    return ModelResponse(text, calls, reason, "scripted")
+    tokens = Usage(*usage) if isinstance(usage, tuple) else usage
+    return ModelResponse(text, calls, reason, "scripted", tokens)
 
 
 def _as_response(item: Reply) -> ModelResponse:
@@ -110,7 +114,9 @@ def _as_response(item: Reply) -> ModelResponse:
     if isinstance(item, str):
         return reply(item)
     calls = [(str(c["name"]), c.get("arguments", {})) for c in item.get("tool_calls", ())]
-    return reply(str(item.get("text", "")), tools=calls)
+    usage = item.get("usage")
+    tokens = (int(usage["input_tokens"]), int(usage["output_tokens"])) if usage else None
+    return reply(str(item.get("text", "")), tools=calls, usage=tokens)
 
 
 class ScriptedModel:
@@ -171,3 +177,36 @@ class ScriptedModel:
         if on_text is not None and response.text:
             on_text(response.text)
         return response
+
+
+def scripted_by_query(
+    scripts: Mapping[str, Sequence[Reply]],
+    *,
+    default: Sequence[Reply] = ("(no script for this message)",),
+    name: str = "scripted",
+) -> ScriptedModel:
+    """A :class:`ScriptedModel` whose reply depends on the conversation, not on call order.
+
+    The script is chosen by the conversation's first user message (``default`` when none
+    matches); the reply is the one at the index of the number of assistant messages already in
+    the request. So each conversation follows its own script however many run at once. A
+    script that runs out repeats its last reply.
+
+    Args:
+        scripts: Replies by user message.
+        default: The script of any other message.
+        name: Shown in traces.
+    """
+    table = {query: list(replies) for query, replies in scripts.items()}
+    fallback = list(default)
+
+    def answer(request: ModelRequest) -> Reply:
+        users = [m for m in request.messages if m.get("role") == "user"]
+        query = str(users[0].get("content") or "") if users else ""
+        replies = table.get(query, fallback)
+        done = sum(1 for m in request.messages if m.get("role") == "assistant")
+        if not replies:
+            raise UsageError(f"The script for {query!r} has no replies")
+        return replies[min(done, len(replies) - 1)]
+
+    return ScriptedModel(answer, name=name)

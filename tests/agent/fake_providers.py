@@ -86,7 +86,7 @@ class FakeServer:
                     self.send_response(200)
                     self.send_header("content-type", "text/event-stream")
                     self.end_headers()
-                    for event in outer.stream_events(reply):
+                    for event in outer.stream_events(reply, body):
                         self.wfile.write(event.encode())
                         self.wfile.flush()
                 else:
@@ -120,7 +120,7 @@ class FakeServer:
     def render(self, reply: ModelResponse) -> dict[str, Any]:
         raise NotImplementedError
 
-    def stream_events(self, reply: ModelResponse) -> Iterator[str]:
+    def stream_events(self, reply: ModelResponse, body: dict[str, Any]) -> Iterator[str]:
         raise NotImplementedError
 
     def error_body(self, fail: Fail) -> dict[str, Any]:
@@ -152,10 +152,10 @@ class FakeOpenAI(FakeServer):
             "created": 0,
             "model": "fake-model",
             "choices": [{"index": 0, "message": message, "finish_reason": _finish(reply)}],
-            "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2},
+            "usage": _openai_usage(reply),
         }
 
-    def stream_events(self, reply: ModelResponse) -> Iterator[str]:
+    def stream_events(self, reply: ModelResponse, body: dict[str, Any]) -> Iterator[str]:
         def chunk(delta: dict[str, Any], finish: str | None = None) -> str:
             payload = {
                 "id": "chatcmpl-fake",
@@ -177,6 +177,17 @@ class FakeOpenAI(FakeServer):
             for piece in _pieces(call.arguments):
                 yield chunk({"tool_calls": [{"index": index, "function": {"arguments": piece}}]})
         yield chunk({}, _finish(reply))
+        if (body.get("stream_options") or {}).get("include_usage"):
+            # As OpenAI does: one more chunk, with no choices, carrying the usage.
+            last = {
+                "id": "chatcmpl-fake",
+                "object": "chat.completion.chunk",
+                "created": 0,
+                "model": "fake-model",
+                "choices": [],
+                "usage": _openai_usage(reply),
+            }
+            yield f"data: {json.dumps(last)}\n\n"
         yield "data: [DONE]\n\n"
 
     def error_body(self, fail: Fail) -> dict[str, Any]:
@@ -205,14 +216,20 @@ class FakeAnthropic(FakeServer):
             "content": self._blocks(reply),
             "stop_reason": "tool_use" if reply.tool_calls else "end_turn",
             "stop_sequence": None,
-            "usage": {"input_tokens": 1, "output_tokens": 1},
+            "usage": _anthropic_usage(reply),
         }
 
-    def stream_events(self, reply: ModelResponse) -> Iterator[str]:
+    def stream_events(self, reply: ModelResponse, body: dict[str, Any]) -> Iterator[str]:
         def event(name: str, payload: dict[str, Any]) -> str:
             return f"event: {name}\ndata: {json.dumps({'type': name, **payload})}\n\n"
 
-        start = {**self.render(reply), "content": [], "stop_reason": None}
+        usage = _anthropic_usage(reply)
+        start = {
+            **self.render(reply),
+            "content": [],
+            "stop_reason": None,
+            "usage": {**usage, "output_tokens": 0},
+        }
         yield event("message_start", {"message": start})
         for index, block in enumerate(self._blocks(reply)):
             if block["type"] == "text":
@@ -233,12 +250,31 @@ class FakeAnthropic(FakeServer):
         stop = "tool_use" if reply.tool_calls else "end_turn"
         yield event(
             "message_delta",
-            {"delta": {"stop_reason": stop, "stop_sequence": None}, "usage": {"output_tokens": 1}},
+            {
+                "delta": {"stop_reason": stop, "stop_sequence": None},
+                "usage": {"output_tokens": usage["output_tokens"]},
+            },
         )
         yield event("message_stop", {})
 
     def error_body(self, fail: Fail) -> dict[str, Any]:
         return {"type": "error", "error": {"type": "fake_error", "message": fail.message}}
+
+
+def _openai_usage(reply: ModelResponse) -> dict[str, int]:
+    """The reply's scripted usage (1 and 1 when it has none), in OpenAI's shape."""
+    inputs, outputs = (
+        (reply.usage.input_tokens, reply.usage.output_tokens) if reply.usage else (1, 1)
+    )
+    return {"prompt_tokens": inputs, "completion_tokens": outputs, "total_tokens": inputs + outputs}
+
+
+def _anthropic_usage(reply: ModelResponse) -> dict[str, int]:
+    """The reply's scripted usage (1 and 1 when it has none), in Anthropic's shape."""
+    inputs, outputs = (
+        (reply.usage.input_tokens, reply.usage.output_tokens) if reply.usage else (1, 1)
+    )
+    return {"input_tokens": inputs, "output_tokens": outputs}
 
 
 def _finish(reply: ModelResponse) -> str:

@@ -36,6 +36,7 @@ __all__ = [
     "TextSink",
     "ToolCall",
     "TransientModelError",
+    "Usage",
     "open_model",
 ]
 
@@ -77,6 +78,28 @@ class ToolCall:
 
 
 @dataclass(frozen=True, slots=True)
+class Usage:
+    """Tokens one request (or a sum of requests) used, as the provider reported them.
+
+    Attributes:
+        input_tokens: Prompt tokens (Anthropic: including cache reads and writes).
+        output_tokens: Completion tokens.
+    """
+
+    input_tokens: int = 0
+    output_tokens: int = 0
+
+    def __add__(self, other: Usage) -> Usage:
+        return Usage(
+            self.input_tokens + other.input_tokens, self.output_tokens + other.output_tokens
+        )
+
+    def to_json(self) -> dict[str, int]:
+        """``{"input_tokens": …, "output_tokens": …}``."""
+        return {"input_tokens": self.input_tokens, "output_tokens": self.output_tokens}
+
+
+@dataclass(frozen=True, slots=True)
 class ModelRequest:
     """What the agent sends: messages (system first) and the tools the model may call."""
 
@@ -93,12 +116,14 @@ class ModelResponse:
         tool_calls: Tool calls, in the order the model made them.
         finish_reason: The provider's raw stop/finish reason.
         model: The model name the provider reported.
+        usage: Tokens used, None when the provider did not report them.
     """
 
     text: str = ""
     tool_calls: tuple[ToolCall, ...] = ()
     finish_reason: str | None = None
     model: str | None = None
+    usage: Usage | None = None
 
     def to_message(self) -> Message:
         """The assistant message for the history (OpenAI chat shape)."""
@@ -144,9 +169,12 @@ def open_model(
     api_key_env: str | None = None,
     stream: bool = False,
 ) -> Model:
-    """Build a model from ``openai:NAME``, ``anthropic:NAME`` or ``scripted:FILE``.
+    """Build a model from ``openai:NAME``, ``anthropic:NAME``, ``scripted:FILE`` or
+    ``baseline:search``.
 
-    ``scripted:FILE`` reads a JSON list of replies (see :class:`skillshelf.testing.ScriptedModel`).
+    ``scripted:FILE`` reads a JSON list of replies (see :class:`skillshelf.testing.ScriptedModel`);
+    ``baseline:search[?min_score=X]`` is the offline lexical baseline
+    (:class:`skillshelf.models.baseline.SearchBaselineModel`).
 
     Raises:
         UsageError: An unknown provider or a malformed spec.
@@ -155,7 +183,8 @@ def open_model(
     provider, _, name = spec.partition(":")
     if not name:
         raise UsageError(
-            f"Model {spec!r} must look like openai:NAME, anthropic:NAME or scripted:FILE"
+            f"Model {spec!r} must look like openai:NAME, anthropic:NAME, scripted:FILE or "
+            "baseline:search"
         )
     if provider == "openai":
         from skillshelf.models.openai_chat import OpenAIChatModel
@@ -171,7 +200,13 @@ def open_model(
         from skillshelf.testing import ScriptedModel
 
         return ScriptedModel.from_file(name)
-    raise UsageError(f"Unknown model provider {provider!r}; use openai, anthropic or scripted")
+    if provider == "baseline":
+        from skillshelf.models.baseline import SearchBaselineModel
+
+        return SearchBaselineModel.from_spec(name)
+    raise UsageError(
+        f"Unknown model provider {provider!r}; use openai, anthropic, scripted or baseline"
+    )
 
 
 def _api_key(variable: str, *, required: bool) -> str:

@@ -20,6 +20,7 @@ from skillshelf.models import (
     ModelResponse,
     TextSink,
     ToolCall,
+    Usage,
     parse_json_object,
     sdk_error,
     system_text,
@@ -116,7 +117,20 @@ def _response(message: Any, on_text: TextSink | None) -> ModelResponse:
     text = "".join(texts)
     if on_text is not None and text:
         on_text(text)
-    return ModelResponse(text, tuple(calls), message.stop_reason, message.model)
+    usage = _usage(getattr(message, "usage", None))
+    return ModelResponse(text, tuple(calls), message.stop_reason, message.model, usage)
+
+
+def _usage(usage: Any) -> Usage | None:
+    """The SDK's ``Usage`` → :class:`Usage`; cache reads and writes count as input."""
+    if usage is None:
+        return None
+    inputs = (
+        (usage.input_tokens or 0)
+        + (getattr(usage, "cache_creation_input_tokens", None) or 0)
+        + (getattr(usage, "cache_read_input_tokens", None) or 0)
+    )
+    return Usage(int(inputs), int(usage.output_tokens or 0))
 
 
 def to_anthropic_messages(messages: Sequence[Message]) -> list[dict[str, Any]]:

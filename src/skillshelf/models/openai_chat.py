@@ -16,6 +16,7 @@ from skillshelf.models import (
     ModelResponse,
     TextSink,
     ToolCall,
+    Usage,
     sdk_error,
 )
 from skillshelf.toolspec import to_openai
@@ -89,16 +90,23 @@ class OpenAIChatModel:
         text = choice.message.content or ""
         if on_text is not None and text:
             on_text(text)
-        return ModelResponse(text, calls, choice.finish_reason, completion.model)
+        return ModelResponse(
+            text, calls, choice.finish_reason, completion.model, _usage(completion.usage)
+        )
 
     async def _streamed(self, kwargs: dict[str, Any], on_text: TextSink | None) -> ModelResponse:
-        stream = await self._get_client().chat.completions.create(**kwargs, stream=True)
+        # include_usage: the server sends one last chunk, without choices, carrying the usage.
+        stream = await self._get_client().chat.completions.create(
+            **kwargs, stream=True, stream_options={"include_usage": True}
+        )
         text: list[str] = []
         calls: dict[int, dict[str, str]] = {}
         finish: str | None = None
         model: str | None = None
+        usage: Usage | None = None
         async for chunk in stream:
             model = chunk.model or model
+            usage = _usage(getattr(chunk, "usage", None)) or usage
             for choice in chunk.choices[:1]:
                 delta = choice.delta
                 if delta.content:
@@ -116,4 +124,11 @@ class OpenAIChatModel:
             ToolCall(c["id"] or f"call_{i}", c["name"], c["arguments"])
             for i, c in sorted(calls.items())
         )
-        return ModelResponse("".join(text), tool_calls, finish, model)
+        return ModelResponse("".join(text), tool_calls, finish, model, usage)
+
+
+def _usage(usage: Any) -> Usage | None:
+    """The SDK's ``CompletionUsage`` → :class:`Usage` (None when the server sent none)."""
+    if usage is None:
+        return None
+    return Usage(int(usage.prompt_tokens or 0), int(usage.completion_tokens or 0))

@@ -1,0 +1,368 @@
+"""Eval cases: a cases file (JSON, YAML or JSONL) parsed once into :class:`EvalCase` values.
+
+A case is ``{"query", "expected_skill", "expected_docs"?, "expected_params"?, "note"?,
+"id"?}``. ``expected_skill`` is required: a skill name, or ``null`` for a query that must load
+no skill. ``expected_docs`` are paths relative to the expected skill's folder that the model
+should request or read; ``expected_params`` is ``{tool: {argument: value}}`` that one of the
+model's calls of that tool must match. A case without an ``id`` gets ``case-NNN`` (its
+position). Unknown keys are errors (a misspelt ``expected_docs`` would otherwise be ignored).
+
+Every problem in a file is reported at once, each with where it is (case number, and the line
+where the format gives one) and the field.
+"""
+
+from __future__ import annotations
+
+import json
+import posixpath
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Final, Literal
+
+from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
+
+from skillshelf.errors import FileAccessError, SkillshelfError
+from skillshelf.search import closest_names
+
+__all__ = [
+    "CaseProblem",
+    "CasesError",
+    "CasesFormat",
+    "EvalCase",
+    "check_cases",
+    "load_cases",
+    "parse_cases",
+]
+
+CasesFormat = Literal["json", "jsonl", "yaml"]
+_SUFFIXES: Final[dict[str, CasesFormat]] = {
+    ".json": "json",
+    ".jsonl": "jsonl",
+    ".ndjson": "jsonl",
+    ".yaml": "yaml",
+    ".yml": "yaml",
+}
+_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}")  # it names trace files
+_MODEL_TOOLS: Final = (
+    "skill_search",
+    "skill_list",
+    "skill_load",
+    "skill_list_docs",
+    "skill_select_docs",
+    "skill_read_file",
+    "skill_unload",
+    "workspace_exec",
+)
+
+
+@dataclass(frozen=True, slots=True)
+class EvalCase:
+    """One validated case.
+
+    Attributes:
+        id: Unique in the file; names the case's trace files.
+        query: The user message.
+        expected_skill: The skill the model should load, None when it should load none.
+        expected_docs: Normalised paths, relative to the expected skill's folder.
+        expected_params: ``{tool: {argument: value}}`` to match against the model's calls.
+        note: Free text for people.
+    """
+
+    id: str
+    query: str
+    expected_skill: str | None
+    expected_docs: tuple[str, ...] = ()
+    expected_params: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+    note: str | None = None
+
+    @property
+    def has_param_expectations(self) -> bool:
+        """Whether parameter accuracy applies to this case."""
+        return bool(self.expected_docs or self.expected_params)
+
+
+@dataclass(frozen=True, slots=True)
+class CaseProblem:
+    """Something wrong with one case (or the whole file).
+
+    Attributes:
+        where: ``"case 3 (line 12)"``, ``"line 5"`` or ``"file"``.
+        field: The field at fault, None when it is the case as a whole.
+        message: What is wrong and how to fix it.
+    """
+
+    where: str
+    field: str | None
+    message: str
+
+    def __str__(self) -> str:
+        at = f", field {self.field!r}" if self.field else ""
+        return f"{self.where}{at}: {self.message}"
+
+
+class CasesError(SkillshelfError):
+    """A cases file that cannot be used; ``problems`` lists everything found."""
+
+    def __init__(self, source: str, problems: Sequence[CaseProblem]) -> None:
+        self.source = source
+        self.problems = list(problems)
+        count = f"{len(self.problems)} problem" + ("s" if len(self.problems) != 1 else "")
+        lines = [f"{source}: {count}", *(f"  {p}" for p in self.problems)]
+        super().__init__("\n".join(lines))
+
+
+class _CaseIn(BaseModel):
+    """The accepted shape of one case, before ids are assigned."""
+
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+    query: str
+    expected_skill: str | None
+    expected_docs: list[str] = []
+    expected_params: dict[str, dict[str, Any]] = {}
+    note: str | None = None
+    id: str | None = None
+
+    @field_validator("query")
+    @classmethod
+    def _query_not_blank(cls, value: str) -> str:
+        if not value.strip():
+            raise ValueError("must not be empty")
+        return value
+
+    @field_validator("id")
+    @classmethod
+    def _id_is_a_file_name(cls, value: str | None) -> str | None:
+        if value is not None and not _ID.fullmatch(value):
+            raise ValueError(
+                "must be 1-100 letters, digits, '.', '_' or '-', starting with a letter or digit"
+            )
+        return value
+
+    @field_validator("expected_docs")
+    @classmethod
+    def _docs_are_relative(cls, value: list[str]) -> list[str]:
+        return [_normalise_doc(doc) for doc in value]
+
+
+def _normalise_doc(doc: str) -> str:
+    path = posixpath.normpath(doc.replace("\\", "/"))
+    if not doc.strip() or path.startswith(("/", "../")) or path in ("..", "."):
+        raise ValueError(f"{doc!r} must be a file path relative to the skill's folder")
+    return path
+
+
+# -- parsing --------------------------------------------------------------------------------
+
+
+def load_cases(path: str | Path) -> list[EvalCase]:
+    """Read and validate a cases file; the format follows the suffix.
+
+    Raises:
+        CasesError: The file cannot be read, is not valid JSON/YAML, or has bad cases.
+    """
+    source = str(path)
+    fmt = _SUFFIXES.get(Path(path).suffix.lower())
+    if fmt is None:
+        problem = CaseProblem("file", None, "use a .json, .jsonl, .yaml or .yml file")
+        raise CasesError(source, [problem])
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise CasesError(source, [CaseProblem("file", None, f"cannot read it: {exc}")]) from None
+    return parse_cases(text, fmt, source=source)
+
+
+def parse_cases(text: str, fmt: CasesFormat, *, source: str = "<cases>") -> list[EvalCase]:
+    """Validate cases from text in ``fmt``.
+
+    Raises:
+        CasesError: Every problem found, each with its case number (and line) and field.
+    """
+    items, problems = _items(text, fmt)
+    if not problems and not items:
+        problems = [CaseProblem("file", None, "no cases: the file holds an empty list")]
+    cases: list[EvalCase] = []
+    seen: dict[str, str] = {}
+    for index, (line, raw) in enumerate(items):
+        where = f"case {index + 1}" + (f" (line {line})" if line is not None else "")
+        case = _validate(raw, index, where, problems)
+        if case is None:
+            continue
+        if case.id in seen:
+            problems.append(CaseProblem(where, "id", f"duplicate id {case.id!r} ({seen[case.id]})"))
+            continue
+        seen[case.id] = where
+        cases.append(case)
+    if problems:
+        raise CasesError(source, problems)
+    return cases
+
+
+def _items(text: str, fmt: CasesFormat) -> tuple[list[tuple[int | None, Any]], list[CaseProblem]]:
+    """The raw cases, each with its line when the format gives one."""
+    if fmt == "jsonl":
+        return _jsonl_items(text)
+    if fmt == "json":
+        try:
+            data = json.loads(text)
+        except ValueError as exc:
+            return [], [CaseProblem("file", None, f"not valid JSON: {exc}")]
+        return _top_level(data, [None] * _length(data))
+    return _yaml_items(text)
+
+
+def _length(data: Any) -> int:
+    cases = data.get("cases") if isinstance(data, dict) else data
+    return len(cases) if isinstance(cases, list) else 0
+
+
+def _top_level(
+    data: Any, lines: Sequence[int | None]
+) -> tuple[list[tuple[int | None, Any]], list[CaseProblem]]:
+    if isinstance(data, dict) and set(data) == {"cases"}:
+        data = data["cases"]
+    if not isinstance(data, list):
+        message = 'the file must hold a list of cases, or {"cases": [...]}'
+        return [], [CaseProblem("file", None, message)]
+    return list(zip(lines, data, strict=True)), []
+
+
+def _jsonl_items(text: str) -> tuple[list[tuple[int | None, Any]], list[CaseProblem]]:
+    items: list[tuple[int | None, Any]] = []
+    problems: list[CaseProblem] = []
+    for number, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            items.append((number, json.loads(line)))
+        except ValueError as exc:
+            problems.append(CaseProblem(f"line {number}", None, f"not valid JSON: {exc}"))
+    return items, problems
+
+
+def _yaml_items(text: str) -> tuple[list[tuple[int | None, Any]], list[CaseProblem]]:
+    import yaml
+
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # never a loader that builds objects
+    try:
+        data = yaml.load(text, Loader=loader)  # a safe loader: plain data only
+        node = yaml.compose(text, Loader=loader)
+    except yaml.YAMLError as exc:
+        return [], [CaseProblem("file", None, f"not valid YAML: {exc}")]
+    return _top_level(data, _yaml_lines(node, _length(data)))
+
+
+def _yaml_lines(node: Any, count: int) -> list[int | None]:
+    """The first line of each case in the composed YAML document."""
+    import yaml
+
+    if isinstance(node, yaml.MappingNode):
+        node = next((v for k, v in node.value if getattr(k, "value", None) == "cases"), None)
+    if isinstance(node, yaml.SequenceNode) and len(node.value) == count:
+        return [item.start_mark.line + 1 for item in node.value]
+    return [None] * count
+
+
+def _validate(raw: Any, index: int, where: str, problems: list[CaseProblem]) -> EvalCase | None:
+    if not isinstance(raw, dict):
+        problems.append(CaseProblem(where, None, "a case must be an object (a mapping)"))
+        return None
+    try:
+        parsed = _CaseIn.model_validate(raw)
+    except ValidationError as exc:
+        problems.extend(_problem(where, error) for error in exc.errors())
+        return None
+    if parsed.expected_skill is None and parsed.expected_docs:
+        message = "needs an expected_skill: the docs are paths inside that skill"
+        problems.append(CaseProblem(where, "expected_docs", message))
+        return None
+    return EvalCase(
+        id=parsed.id or f"case-{index + 1:03d}",
+        query=parsed.query,
+        expected_skill=parsed.expected_skill,
+        expected_docs=tuple(parsed.expected_docs),
+        expected_params=parsed.expected_params,
+        note=parsed.note,
+    )
+
+
+def _problem(where: str, error: Any) -> CaseProblem:
+    location = ".".join(str(part) for part in error["loc"]) or None
+    kind = error["type"]
+    if kind == "missing" and location == "expected_skill":
+        message = "missing: give the skill's name, or null for a query that must load no skill"
+    elif kind == "extra_forbidden":
+        message = (
+            "unknown key; a case has query, expected_skill, expected_docs, expected_params, "
+            "note and id"
+        )
+    else:
+        message = str(error["msg"]).removeprefix("Value error, ")
+    return CaseProblem(where, location, message)
+
+
+# -- checks against the skills --------------------------------------------------------------
+
+
+def check_cases(cases: Iterable[EvalCase], skills: Mapping[str, Path | None]) -> None:
+    """Check cases against the skills the model can load.
+
+    Args:
+        cases: Validated cases.
+        skills: Every visible skill's name → its folder, or None when the model may not
+            load it (``disable-model-invocation``).
+
+    Raises:
+        CasesError: An unknown or model-invisible expected skill (with the closest names),
+            an expected doc that is not a file of the skill, an unknown tool in
+            ``expected_params``.
+    """
+    problems: list[CaseProblem] = []
+    loadable = [name for name, folder in skills.items() if folder is not None]
+    for number, case in enumerate(cases, start=1):
+        where = f"case {number} ({case.id})"
+        problems.extend(_skill_problems(case, where, skills, loadable))
+        for tool in case.expected_params:
+            if tool not in _MODEL_TOOLS:
+                hint = _did_you_mean(tool, _MODEL_TOOLS)
+                message = f"unknown tool {tool!r}{hint}"
+                problems.append(CaseProblem(where, f"expected_params.{tool}", message))
+    if problems:
+        raise CasesError("cases", problems)
+
+
+def _skill_problems(
+    case: EvalCase, where: str, skills: Mapping[str, Path | None], loadable: Sequence[str]
+) -> list[CaseProblem]:
+    name = case.expected_skill
+    if name is None:
+        return []
+    if name not in skills:
+        message = f"unknown skill {name!r}{_did_you_mean(name, loadable)}"
+        return [CaseProblem(where, "expected_skill", message)]
+    folder = skills[name]
+    if folder is None:
+        message = f"{name!r} sets disable-model-invocation: true, so no model can load it"
+        return [CaseProblem(where, "expected_skill", message)]
+    return [
+        CaseProblem(where, "expected_docs", f"{doc!r} is not a file of the skill {name!r}")
+        for doc in case.expected_docs
+        if not _is_file_in(folder, doc)
+    ]
+
+
+def _is_file_in(folder: Path, relative: str) -> bool:
+    from skillshelf.paths import safe_join
+
+    try:
+        return safe_join(folder, relative).is_file()
+    except FileAccessError:
+        return False
+
+
+def _did_you_mean(name: str, names: Iterable[str]) -> str:
+    close = closest_names(name, names)
+    return f"; did you mean {', '.join(close)}?" if close else ""

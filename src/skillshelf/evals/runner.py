@@ -1,0 +1,281 @@
+"""Running eval cases through the real agent loop, and what each run did.
+
+Every run is a fresh :class:`~skillshelf.agent.Agent` (own in-memory session store, so runs
+never see each other's loads) with the full catalog and the default load mode, sending the
+case's query as the only user message. What the run did is read from its decision trace (the
+same records ``--out`` saves): each model step, each tool call with its step, validated
+arguments and graded status, and the tokens each reply reported.
+
+Only calls the *model* made count (a query that starts with ``/skill`` loads that skill as a
+slash command, which is the user's choice, not the model's). A run whose model or loop failed
+is kept, with the error, and reported as errored; an authentication failure stops the whole
+eval, since every other run would fail the same way.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Final
+
+import anyio
+
+from skillshelf.models import Model, ModelAuthError, Usage
+from skillshelf.trace import Trace
+
+if TYPE_CHECKING:
+    from skillshelf.evals.cases import EvalCase
+    from skillshelf.repository import Repository
+
+__all__ = ["DEFAULT_CONCURRENCY", "RunOutcome", "ToolUse", "outcome_from_records", "run_cases"]
+
+DEFAULT_CONCURRENCY: Final = 4
+DEFAULT_INSTRUCTIONS: Final = "You are a helpful assistant."  # what `skillshelf chat` sends
+
+
+@dataclass(frozen=True, slots=True)
+class ToolUse:
+    """One tool call the model made.
+
+    Attributes:
+        step: The model request (from 1) whose reply made the call.
+        tool: The tool's name.
+        arguments: The validated arguments (defaults filled in), or the parsed raw ones when
+            they were invalid (``{}`` when they were not even a JSON object).
+        status: ``ok``, ``recoverable`` or ``fatal``.
+    """
+
+    step: int
+    tool: str
+    arguments: Mapping[str, Any]
+    status: str
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "step": self.step,
+            "tool": self.tool,
+            "arguments": dict(self.arguments),
+            "status": self.status,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class RunOutcome:
+    """What one run of one case did.
+
+    Attributes:
+        case_id: The case.
+        run: The run number, from 1.
+        calls: The model's tool calls, in order.
+        steps: Model requests that got a reply.
+        usage: Tokens summed over the replies that reported them; None when none did.
+        error: ``"ErrorType: message"`` when the run failed, else None.
+    """
+
+    case_id: str
+    run: int
+    calls: tuple[ToolUse, ...] = ()
+    steps: int = 0
+    usage: Usage | None = None
+    error: str | None = None
+
+    @property
+    def loads(self) -> tuple[tuple[str, int], ...]:
+        """``(skill, step)`` of each successful ``skill_load``, first load of a skill only."""
+        seen: dict[str, int] = {}
+        for call in self.calls:
+            name = call.arguments.get("skill")
+            if call.tool == "skill_load" and call.status == "ok" and isinstance(name, str):
+                seen.setdefault(name, call.step)
+        return tuple(seen.items())
+
+    @property
+    def attempted(self) -> tuple[str, ...]:
+        """Skills the model tried to load and could not (unknown names, bad arguments)."""
+        names = [
+            str(call.arguments.get("skill", "?"))
+            for call in self.calls
+            if call.tool == "skill_load" and call.status != "ok"
+        ]
+        return tuple(dict.fromkeys(names))
+
+    @property
+    def predicted(self) -> str | None:
+        """The first skill the model loaded, None when it loaded none."""
+        loads = self.loads
+        return loads[0][0] if loads else None
+
+    @property
+    def loaded(self) -> frozenset[str]:
+        """Every skill the model loaded."""
+        return frozenset(name for name, _ in self.loads)
+
+    def docs(self, skill: str) -> tuple[frozenset[str], bool]:
+        """Documents of ``skill`` the model asked for: paths (normalised) and whether it asked
+        for all of them (``include_all_docs``). Counts ``skill_load``/``skill_select_docs``
+        ``docs`` and ``skill_read_file`` paths, whatever the call's status."""
+        import posixpath
+
+        paths: set[str] = set()
+        everything = False
+        for call in self.calls:
+            if call.arguments.get("skill") != skill:
+                continue
+            if call.tool in ("skill_load", "skill_select_docs"):
+                docs = call.arguments.get("docs") or []
+                paths.update(str(d) for d in docs if isinstance(d, str))
+                everything = everything or call.arguments.get("include_all_docs") is True
+            elif call.tool == "skill_read_file" and isinstance(call.arguments.get("path"), str):
+                paths.add(str(call.arguments["path"]))
+        normalised = {posixpath.normpath(p.replace("\\", "/")) for p in paths}
+        return frozenset(normalised), everything
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "case_id": self.case_id,
+            "run": self.run,
+            "predicted": self.predicted,
+            "loads": [{"skill": s, "step": step} for s, step in self.loads],
+            "attempted_loads": list(self.attempted),
+            "calls": [c.to_json() for c in self.calls],
+            "steps": self.steps,
+            "usage": self.usage.to_json() if self.usage is not None else None,
+            "error": self.error,
+        }
+
+
+def outcome_from_records(
+    case_id: str, run: int, records: Sequence[Mapping[str, Any]], error: str | None = None
+) -> RunOutcome:
+    """Build a :class:`RunOutcome` from a run's trace records (pure)."""
+    calls: list[ToolUse] = []
+    steps = 0
+    usage: Usage | None = None
+    for record in records:
+        kind = record.get("type")
+        if kind == "model":
+            steps += 1
+            reported = record.get("usage")
+            if isinstance(reported, Mapping):
+                tokens = Usage(int(reported["input_tokens"]), int(reported["output_tokens"]))
+                usage = tokens if usage is None else usage + tokens
+        elif kind == "tool" and record.get("source") == "model":
+            arguments = _arguments(record.get("arguments"))
+            step = int(record.get("step") or 0)
+            calls.append(ToolUse(step, str(record["tool"]), arguments, str(record["status"])))
+    return RunOutcome(case_id, run, tuple(calls), steps, usage, error)
+
+
+def _arguments(value: Any) -> Mapping[str, Any]:
+    if isinstance(value, str):  # invalid arguments are traced as the raw text the model sent
+        try:
+            value = json.loads(value or "{}")
+        except ValueError:
+            return {}
+    return value if isinstance(value, dict) else {}
+
+
+class _RecordingTrace(Trace):
+    """A trace that also keeps its records in memory."""
+
+    def __init__(self, target: Path | io.StringIO) -> None:
+        super().__init__(target)
+        self.records: list[dict[str, Any]] = []
+
+    def record(self, kind: str, **fields: Any) -> dict[str, Any]:
+        record = super().record(kind, **fields)
+        self.records.append(record)
+        return record
+
+
+async def run_cases(
+    cases: Sequence[EvalCase],
+    repo: Repository,
+    model: Model,
+    *,
+    runs: int = 1,
+    concurrency: int = DEFAULT_CONCURRENCY,
+    max_steps: int | None = None,
+    trace_dir: Path | None = None,
+    on_run: Callable[[RunOutcome], None] | None = None,
+) -> list[RunOutcome]:
+    """Run every case ``runs`` times, at most ``concurrency`` runs at once.
+
+    Args:
+        cases: The cases.
+        repo: The skills (the full catalog is offered).
+        model: The model; shared by all runs, so it must not keep per-conversation state.
+        runs: Runs per case.
+        concurrency: Runs in flight at once.
+        max_steps: Model requests per run (default: the agent's).
+        trace_dir: Write each run's JSONL trace to ``<case-id>-run<k>.jsonl`` here.
+        on_run: Called after each run (for a progress bar).
+
+    Returns:
+        The outcomes, by case then run number, whatever order they finished in.
+
+    Raises:
+        ModelAuthError: The provider rejected the credentials.
+    """
+    from skillshelf.errors import UsageError
+
+    if runs < 1 or concurrency < 1:
+        raise UsageError("runs and concurrency must be at least 1")
+    limiter = anyio.CapacityLimiter(concurrency)
+    outcomes: dict[tuple[int, int], RunOutcome] = {}
+    auth: list[ModelAuthError] = []
+
+    async def one(index: int, case: EvalCase, run: int) -> None:
+        async with limiter:
+            try:
+                outcome = await _run_one(case, run, repo, model, max_steps, trace_dir)
+            except ModelAuthError as exc:
+                auth.append(exc)
+                group.cancel_scope.cancel()
+                return
+        outcomes[(index, run)] = outcome
+        if on_run is not None:
+            on_run(outcome)
+
+    async with anyio.create_task_group() as group:
+        for index, case in enumerate(cases):
+            for run in range(1, runs + 1):
+                group.start_soon(one, index, case, run)
+    if auth:
+        raise auth[0]
+    return [outcomes[key] for key in sorted(outcomes)]
+
+
+async def _run_one(
+    case: EvalCase,
+    run: int,
+    repo: Repository,
+    model: Model,
+    max_steps: int | None,
+    trace_dir: Path | None,
+) -> RunOutcome:
+    from skillshelf.agent import DEFAULT_MAX_STEPS, Agent
+
+    target = trace_dir / f"{case.id}-run{run}.jsonl" if trace_dir is not None else io.StringIO()
+    trace = _RecordingTrace(target)
+    error: str | None = None
+    try:
+        trace.record("eval", case=case.id, run=run, expected_skill=case.expected_skill)
+        agent = Agent(
+            model,
+            repo,
+            instructions=DEFAULT_INSTRUCTIONS,
+            max_steps=max_steps or DEFAULT_MAX_STEPS,
+            trace=trace,
+        )
+        await agent.run(case.query, session_id=f"eval-{case.id}-run{run}")
+    except ModelAuthError:
+        raise
+    except Exception as exc:  # one run's failure is its result, not the eval's end
+        error = f"{type(exc).__name__}: {exc}"
+    finally:
+        trace.close()
+    return outcome_from_records(case.id, run, trace.records, error)
