@@ -1,0 +1,118 @@
+"""The I/O edge of lint: a discovered skill → a :class:`LintSubject` (body, file list, docs)."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+from typing import Final
+
+from skillshelf.errors import SkillshelfError
+from skillshelf.frontmatter import FrontmatterError, decode_skill_md, parse_frontmatter
+from skillshelf.lint._model import LintSubject
+from skillshelf.skill import Skill, read_skill_md
+
+__all__ = ["subject_from_skill"]
+
+# A skill that vendors thousands of files is still linted; its listing stops here.
+MAX_LISTED_FILES: Final = 5000
+# Linked documents are read to follow their links; a bigger one is not a document to read.
+MAX_DOC_BYTES: Final = 512 * 1024
+_DOC_SUFFIXES: Final = (".md", ".markdown", ".mdx")
+_SKIPPED_DIRS: Final = frozenset({".git", "__pycache__", "node_modules", ".venv"})
+_TOOLS_KEYS: Final = ("allowed-tools", "allowed_tools", "tools")
+
+
+class _Docs(Mapping[str, str]):
+    """Markdown documents of a skill, read from disk only when a check asks for one."""
+
+    def __init__(self, root: Path, paths: frozenset[str]) -> None:
+        self._root = root
+        self._paths = paths
+        self._texts: dict[str, str] = {}
+
+    def __getitem__(self, relative: str) -> str:
+        if relative not in self._paths:
+            raise KeyError(relative)
+        if relative not in self._texts:
+            self._texts[relative] = _read_doc(self._root / relative)
+        return self._texts[relative]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(sorted(self._paths))
+
+    def __len__(self) -> int:
+        return len(self._paths)
+
+
+def _read_doc(path: Path) -> str:
+    try:
+        with path.open("rb") as handle:
+            data = handle.read(MAX_DOC_BYTES)
+    except OSError:
+        return ""  # listed a moment ago; a vanished or unreadable doc has no links to follow
+    return data.decode("utf-8", errors="replace")
+
+
+def _walk(root: Path) -> tuple[frozenset[str], frozenset[str]]:
+    """Files and folders of a skill (relative POSIX paths) and symbolic links leading out."""
+    real_root = root.resolve()
+    files: set[str] = set()
+    escaping: set[str] = set()
+    for directory, dirnames, filenames in os.walk(root):
+        dirnames[:] = sorted(d for d in dirnames if d not in _SKIPPED_DIRS)
+        base = Path(directory)
+        prefix = base.relative_to(root).as_posix()
+        for name in [*dirnames, *sorted(filenames)]:
+            relative = name if prefix == "." else f"{prefix}/{name}"
+            path = base / name
+            if path.is_symlink() and not _inside(path, real_root):
+                escaping.add(relative)
+                continue
+            files.add(relative)
+            if len(files) >= MAX_LISTED_FILES:
+                return frozenset(files), frozenset(escaping)
+        # os.walk does not enter symbolically linked folders: they are listed, not walked.
+    return frozenset(files), frozenset(escaping)
+
+
+def _inside(path: Path, real_root: Path) -> bool:
+    try:
+        return path.resolve().is_relative_to(real_root)
+    except (OSError, RuntimeError):  # a symbolic link loop
+        return False
+
+
+def subject_from_skill(skill: Skill) -> LintSubject:
+    """Read what the lint checks need about ``skill``: its body, file list and documents.
+
+    Raises:
+        SkillshelfError: SKILL.md can no longer be read or parsed.
+    """
+    try:
+        raw, _, _ = read_skill_md(skill.skill_md, full=True)
+        text, _ = decode_skill_md(raw)
+        fm = parse_frontmatter(text)
+    except (OSError, FrontmatterError) as exc:
+        raise SkillshelfError(f"Cannot read {skill.skill_md}: {exc}") from exc
+    body = fm.body
+    manifest = skill.manifest
+    declared = any(key in fm.data for key in _TOOLS_KEYS)
+    files, escaping = _walk(skill.path)
+    docs = frozenset(
+        f for f in files if f.lower().endswith(_DOC_SUFFIXES) and f != skill.skill_md_name
+    )
+    return LintSubject(
+        name=skill.name,
+        description=skill.description,
+        directory=skill.directory,
+        skill_md=skill.skill_md_name,
+        body=body,
+        body_line=text[: len(text) - len(body)].count("\n") + 1,
+        description_line=fm.lines.get("description"),
+        allowed_tools=manifest.allowed_tools if declared else None,
+        when_to_use=manifest.when_to_use,
+        files=files,
+        docs=_Docs(skill.path, docs),
+        escaping=escaping,
+    )

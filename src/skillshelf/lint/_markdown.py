@@ -1,0 +1,237 @@
+"""Just enough Markdown for the lint checks: fences, prose, links and mentioned paths.
+
+Pure functions over text. Line numbers are 1-based in the file the text came from (the caller
+gives the line the text starts on).
+"""
+
+from __future__ import annotations
+
+import posixpath
+import re
+from dataclasses import dataclass
+from typing import Final, Literal
+from urllib.parse import unquote
+
+__all__ = [
+    "SHELL_LANGUAGES",
+    "Fence",
+    "Link",
+    "Mention",
+    "Scanned",
+    "link_target",
+    "links",
+    "mentions",
+    "resolve",
+    "scan",
+    "sentences",
+]
+
+Line = tuple[int, str]
+SHELL_LANGUAGES: Final = frozenset({"bash", "sh", "shell", "zsh", "console", "shell-session"})
+_FENCE_OPEN: Final = re.compile(r"^ {0,3}(`{3,}|~{3,})\s*([\w+#.-]*)")
+_CODE_SPAN: Final = re.compile(r"(`+)(.+?)\1")
+_LINK: Final = re.compile(r"(!?)\[[^\]\n]*\]\(\s*<?([^)\s>]+)>?[^)\n]*\)")
+_REF_DEFINITION: Final = re.compile(r"^ {0,3}\[[^\]]+\]:\s*<?([^\s>]+)>?")
+_SCHEME: Final = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*:")
+_TEMPLATE_CHARS: Final = frozenset("{}<>$*|")
+_SEGMENT: Final = r"[\w@+-][\w.@+-]*"
+# A path may start with ./ or with a placeholder for the skill folder: <skill-dir>/, $DIR/, {dir}/
+_PREFIX: Final = r"(?:<[^<>\s/]+>/|\$\{?[A-Za-z_]\w*\}?/|\{[A-Za-z_]\w*\}/|\./)?"
+_RESOURCE_DIRS: Final = "scripts|bin|references|reference|assets|templates"
+_SCRIPT_EXTS: Final = frozenset({"py", "js", "mjs", "cjs", "ts", "sh", "bash", "rb", "pl", "ps1"})
+_EXTS: Final = "py|js|mjs|cjs|ts|sh|bash|rb|pl|ps1"
+_RESOURCE: Final = re.compile(
+    rf"(?<![\w./$}}>-]){_PREFIX}((?:{_RESOURCE_DIRS})/(?:{_SEGMENT}/)*(?:{_SEGMENT})?)"
+)
+_INTERPRETED: Final = re.compile(
+    r"\b(?:python3?|node|bash|sh|zsh|ruby|perl|tsx|ts-node|bun|deno run|uv run)\s+"
+    rf"(?:-[\w-]+\s+)*[\"']?{_PREFIX}((?:{_SEGMENT}/)+{_SEGMENT}\.(?:{_EXTS}))\b"
+)
+_DOT_SLASH: Final = re.compile(rf"(?<![\w./-])\./((?:{_SEGMENT}/)*{_SEGMENT}\.(?:{_EXTS}))\b")
+# Prose that shows a hypothetical layout rather than this skill's files.
+_HYPOTHETICAL: Final = re.compile(
+    r"\be\.g\.|\bfor (?:example|instance)\b|\bsuch as\b|\bwould\b|\bexamples?\**\s*:",
+    re.IGNORECASE,
+)
+_PLACEHOLDER_WORDS: Final = re.compile(r"(?:^|/)(?:path/to|your[_-]|my[_-]|example[_-])")
+_SENTENCE_END: Final = re.compile(r"(?<=[.!?])\s+(?=[A-Z`*\"(])")
+_LIST_MARKER: Final = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+")
+
+
+@dataclass(frozen=True, slots=True)
+class Fence:
+    """A fenced code block.
+
+    Attributes:
+        language: The info string's first word, lowercased ("" when none).
+        lines: The lines inside the fences, as ``(line number, text)``.
+    """
+
+    language: str
+    lines: tuple[Line, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Scanned:
+    """A Markdown text split into prose lines (code spans kept) and fenced blocks."""
+
+    prose: tuple[Line, ...]
+    fences: tuple[Fence, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Link:
+    """A Markdown link or image with a relative target (URLs and anchors are left out).
+
+    Attributes:
+        target: The target with ``#fragment`` and ``?query`` removed and %-escapes decoded.
+        line: Its line.
+        image: True for ``![alt](target)``.
+    """
+
+    target: str
+    line: int
+    image: bool
+
+
+@dataclass(frozen=True, slots=True)
+class Mention:
+    """A path named in the text (not as a link) that should exist in the skill.
+
+    Attributes:
+        path: The path relative to the skill folder (a trailing ``/`` means a folder).
+        line: Its line.
+        kind: ``script`` (something to run) or ``resource`` (a document or asset).
+    """
+
+    path: str
+    line: int
+    kind: Literal["script", "resource"]
+
+
+def scan(text: str, *, first_line: int = 1) -> Scanned:
+    """Split Markdown into prose lines and fenced blocks (an unclosed fence runs to the end)."""
+    prose: list[Line] = []
+    fences: list[Fence] = []
+    fence: tuple[str, str, list[Line]] | None = None  # marker, language, lines
+    for number, line in enumerate(text.split("\n"), start=first_line):
+        if fence is None:
+            opened = _FENCE_OPEN.match(line)
+            if opened and not (opened.group(1)[0] == "`" and "`" in line[opened.end() :]):
+                fence = (opened.group(1), opened.group(2).lower(), [])
+            else:
+                prose.append((number, line))
+        elif _closes(line, fence[0]):
+            fences.append(Fence(fence[1], tuple(fence[2])))
+            fence = None
+        else:
+            fence[2].append((number, line))
+    if fence is not None:
+        fences.append(Fence(fence[1], tuple(fence[2])))
+    return Scanned(tuple(prose), tuple(fences))
+
+
+def _closes(line: str, marker: str) -> bool:
+    stripped = line.strip()
+    return len(stripped) >= len(marker) and stripped == marker[0] * len(stripped)
+
+
+def _mask_code(line: str) -> str:
+    return _CODE_SPAN.sub(lambda m: " " * len(m.group(0)), line)
+
+
+def link_target(raw: str) -> str | None:
+    """The file part of a link target, or None for URLs, anchors and templated targets."""
+    raw = raw.strip()
+    if not raw or raw.startswith(("#", "//")) or _SCHEME.match(raw):
+        return None
+    if any(char in _TEMPLATE_CHARS for char in raw):
+        return None
+    path = unquote(raw.split("#", 1)[0].split("?", 1)[0])
+    return path or None
+
+
+def links(scanned: Scanned) -> list[Link]:
+    """Relative links and images in the prose (inside code spans and fences they are examples)."""
+    found: list[Link] = []
+    for number, line in scanned.prose:
+        masked = _mask_code(line)
+        for match in _LINK.finditer(masked):
+            target = link_target(match.group(2))
+            if target is not None:
+                found.append(Link(target, number, bool(match.group(1))))
+        definition = _REF_DEFINITION.match(masked)
+        if definition and (target := link_target(definition.group(1))) is not None:
+            found.append(Link(target, number, False))
+    return found
+
+
+def resolve(linking_file: str, target: str) -> str | None:
+    """Resolve ``target`` against the folder of ``linking_file`` (both relative to the skill).
+
+    Returns:
+        The normalised POSIX path relative to the skill folder ("." for the folder itself),
+        or None when it is absolute or its ``..`` leads outside the skill folder.
+    """
+    target = target.replace("\\", "/")
+    if target.startswith("/") or target.startswith("~"):
+        return None
+    parts: list[str] = []
+    for part in posixpath.join(posixpath.dirname(linking_file), target).split("/"):
+        if part == "..":
+            if not parts:
+                return None
+            parts.pop()
+        elif part not in ("", "."):
+            parts.append(part)
+    return "/".join(parts) or "."
+
+
+def _kind(path: str) -> Literal["script", "resource"]:
+    first = path.split("/", 1)[0]
+    extension = path.rsplit(".", 1)[-1] if "." in path.rsplit("/", 1)[-1] else ""
+    return "script" if first in ("scripts", "bin") or extension in _SCRIPT_EXTS else "resource"
+
+
+def _line_mentions(number: int, line: str, *, in_code: bool) -> list[Mention]:
+    found: dict[str, Mention] = {}
+    for pattern in (_INTERPRETED, _DOT_SLASH, _RESOURCE):
+        for match in pattern.finditer(line):
+            path = match.group(1).rstrip(".")
+            if path.endswith(("scripts/", "bin/")) and path.count("/") == 1:
+                continue  # the folder itself, named in passing
+            if _PLACEHOLDER_WORDS.search(path) or path in found:
+                continue
+            # In plain prose, "assets/code" is as likely English as a path: want an extension.
+            if not in_code and "." not in path.rsplit("/", 1)[-1] and not path.endswith("/"):
+                continue
+            found[path] = Mention(path, number, _kind(path))
+    return list(found.values())
+
+
+def mentions(scanned: Scanned) -> list[Mention]:
+    """Paths the body tells the model to use: in code spans, shell fences and plain prose.
+
+    Left out, to keep false alarms rare: non-shell fences (they show files of other
+    projects), lines that give examples ("e.g.", "such as", "Example:", "would") and
+    placeholder paths (``path/to/…``, ``your_…``).
+    """
+    found: list[Mention] = []
+    for number, line in scanned.prose:
+        if _HYPOTHETICAL.search(line):
+            continue
+        code = " ".join(m.group(2) for m in _CODE_SPAN.finditer(line))
+        plain = _mask_code(line)
+        found += _line_mentions(number, code, in_code=True)
+        found += _line_mentions(number, plain, in_code=False)
+    for fence in scanned.fences:
+        if fence.language in SHELL_LANGUAGES:
+            for number, line in fence.lines:
+                if not line.lstrip().startswith("#"):
+                    found += _line_mentions(number, line, in_code=True)
+    return found
+
+
+def sentences(line: str) -> list[str]:
+    """A prose line without its list marker, split into sentences."""
+    return [s for s in _SENTENCE_END.split(_LIST_MARKER.sub("", line).strip()) if s]
