@@ -506,6 +506,8 @@ def token_report(
     entries = [t.entry for t in texts if t.model_invocable]
     unbudgeted = render_catalog(entries, format=format)
     budgeted = render_catalog(entries, format=format, budget_chars=budget_chars)
+    if not entries:  # with no skills to list, the agent leaves the catalog out altogether
+        unbudgeted = budgeted = ""
     fates = catalog_fates(entries, budgeted, format=format)
     rows = tuple(
         _row(t, counter, _entry_text(t.entry, format) if t.model_invocable else "", fates)
