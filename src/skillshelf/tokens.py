@@ -508,9 +508,10 @@ def token_report(
     budgeted = render_catalog(entries, format=format, budget_chars=budget_chars)
     if not entries:  # with no skills to list, the agent leaves the catalog out altogether
         unbudgeted = budgeted = ""
-    fates = catalog_fates(entries, budgeted, format=format)
+    entry_texts = {e.name: _entry_text(e, format) for e in entries}
+    fates = _fates(entries, list(entry_texts.values()), budgeted, format)
     rows = tuple(
-        _row(t, counter, _entry_text(t.entry, format) if t.model_invocable else "", fates)
+        _row(t, counter, entry_texts.get(t.name, ""), fates)
         for t in sorted(texts, key=lambda t: t.name)
     )
     tally = Counter(fates.values())
@@ -570,20 +571,36 @@ def _entry_text(entry: CatalogEntry, format: CatalogFormat) -> str:
 def catalog_fates(
     entries: Sequence[CatalogEntry], rendered: str, *, format: CatalogFormat
 ) -> dict[str, CatalogFate]:
-    """What a budgeted catalog ``rendered`` (from ``entries``) shows of each skill."""
+    """What a budgeted catalog ``rendered`` (from ``entries``, in order) shows of each skill."""
+    return _fates(entries, [_entry_text(e, format) for e in entries], rendered, format)
+
+
+def _fates(
+    entries: Sequence[CatalogEntry],
+    entry_texts: Sequence[str],
+    rendered: str,
+    format: CatalogFormat,
+) -> dict[str, CatalogFate]:
     haystack = f"\n{rendered}\n"
+    # Entries keep their order, so each is looked for just after the previous one: linear
+    # in the catalog's size even with 10,000 skills.
+    slack = 256 + max((len(e.description) + len(e.location) for e in entries), default=0)
     fates: dict[str, CatalogFate] = {}
-    for entry in entries:
-        whole = _entry_text(entry, format).strip("\n")
+    position = 0
+    for entry, text in zip(entries, entry_texts, strict=True):
         described, named = _markers(entry.name, format)
-        if f"\n{whole}\n" in haystack:
-            fates[entry.name] = "full"
-        elif described in haystack:
-            fates[entry.name] = "trimmed"
-        elif named in haystack:
-            fates[entry.name] = "name_only"
-        else:
-            fates[entry.name] = "omitted"
+        targets: tuple[tuple[CatalogFate, str], ...] = (
+            ("full", f"\n{text.strip()}\n"),
+            ("trimmed", described),
+            ("name_only", named),
+        )
+        fates[entry.name] = "omitted"
+        for fate, target in targets:
+            found = haystack.find(target, position, position + len(target) + slack)
+            if found >= 0:
+                fates[entry.name] = fate
+                position = found + len(target) - 1  # the next entry may need that newline
+                break
     return fates
 
 

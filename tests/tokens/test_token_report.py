@@ -195,3 +195,17 @@ def test_the_anthropic_corpus_costs_far_more_injected_than_up_front(encoding: st
     assert report.budget.full == 12
     assert report.exact
     assert report.ratio is not None and report.ratio > 50
+
+
+def test_names_that_fit_are_listed_and_the_rest_left_out_in_order() -> None:
+    many = [
+        CatalogEntry(f"s{i:03d}", "Does a thing. Use when.", f"/s/{i}/SKILL.md") for i in range(300)
+    ]
+    rendered = render_catalog(many, budget_chars=2_000)
+
+    fates = catalog_fates(many, rendered, format="xml")
+
+    listed = rendered.count("<name>")
+    assert 0 < listed < 300
+    assert [fates[e.name] for e in many] == ["name_only"] * listed + ["omitted"] * (300 - listed)
+    assert f'<omitted count="{300 - listed}">' in rendered
