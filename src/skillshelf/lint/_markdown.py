@@ -198,8 +198,8 @@ def _line_mentions(number: int, line: str, *, in_code: bool) -> list[Mention]:
     for pattern in (_INTERPRETED, _DOT_SLASH, _RESOURCE):
         for match in pattern.finditer(line):
             path = match.group(1).rstrip(".")
-            if path.endswith(("scripts/", "bin/")) and path.count("/") == 1:
-                continue  # the folder itself, named in passing
+            if path.endswith("/") and path.count("/") == 1:
+                continue  # a conventional folder named in passing ("put scripts in scripts/")
             if _PLACEHOLDER_WORDS.search(path) or path in found:
                 continue
             # In plain prose, "assets/code" is as likely English as a path: want an extension.
@@ -221,7 +221,7 @@ def mentions(scanned: Scanned) -> list[Mention]:
         if _HYPOTHETICAL.search(line):
             continue
         code = " ".join(m.group(2) for m in _CODE_SPAN.finditer(line))
-        plain = _mask_code(line)
+        plain = _LINK.sub(" ", _REF_DEFINITION.sub(" ", _mask_code(line)))
         found += _line_mentions(number, code, in_code=True)
         found += _line_mentions(number, plain, in_code=False)
     for fence in scanned.fences:

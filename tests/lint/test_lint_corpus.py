@@ -1,0 +1,66 @@
+"""Lint on the real skills in ../shared/corpus: no crash, and findings equal to a snapshot.
+
+Each collection is linted as its own root (with hidden folders, where the openai skills live),
+so no skill is hidden by another of the same name. The findings — code, skill, path relative
+to the corpus, line — must equal ``corpus_findings.json`` next to this file. After a deliberate
+change to a rule, regenerate the snapshot and review its diff::
+
+    SKILLSHELF_UPDATE_LINT_SNAPSHOT=1 python -m pytest tests/lint/test_lint_corpus.py
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from skillshelf.lint import Finding, lint_repository
+from skillshelf.repository import Repository
+
+CORPUS = Path(__file__).resolve().parents[2].parent / "shared" / "corpus"
+COLLECTIONS = ["anthropic-skills", "obra-superpowers", "openai-skills"]
+SNAPSHOT = Path(__file__).with_name("corpus_findings.json")
+UPDATE_ENV = "SKILLSHELF_UPDATE_LINT_SNAPSHOT"
+
+pytestmark = pytest.mark.skipif(not CORPUS.is_dir(), reason=f"corpus not found at {CORPUS}")
+
+
+def _row(finding: Finding) -> dict[str, object]:
+    path = Path(finding.path) if finding.path else None
+    return {
+        "code": finding.code,
+        "skill": finding.skill,
+        "path": path.relative_to(CORPUS).as_posix() if path else None,
+        "line": finding.line,
+    }
+
+
+def _corpus_findings() -> tuple[list[dict[str, object]], int]:
+    rows: list[dict[str, object]] = []
+    checked = 0
+    for collection in COLLECTIONS:
+        repo = Repository([CORPUS / collection / "skills"], include_hidden=True, cache_dir=False)
+        report = lint_repository(repo)
+        checked += report.skills_checked
+        rows += [_row(f) for f in report.findings]
+    return rows, checked
+
+
+def test_corpus_findings_match_the_snapshot() -> None:
+    rows, checked = _corpus_findings()
+    if os.environ.get(UPDATE_ENV):
+        SNAPSHOT.write_text(json.dumps(rows, indent=1) + "\n", encoding="utf-8")
+    assert checked == 36
+    assert rows == json.loads(SNAPSHOT.read_text(encoding="utf-8"))
+
+
+def test_corpus_has_no_lint_errors_beyond_links_leaving_the_skill() -> None:
+    rows, _ = _corpus_findings()
+    errors = {(r["code"], r["skill"]) for r in rows if r["code"] == "link.outside"}
+    # obra-superpowers links sibling skills with ../: it works only when installed together.
+    assert errors == {
+        ("link.outside", "subagent-driven-development"),
+        ("link.outside", "writing-skills"),
+    }

@@ -1,0 +1,399 @@
+"""Each lint rule fires on a purpose-built bad skill and stays silent on a good one."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from skillshelf.errors import SkillNotFoundError, UsageError
+from skillshelf.lint import (
+    RULES,
+    LintReport,
+    LintSubject,
+    lint_repository,
+    lint_subjects,
+    rule_filter,
+)
+from skillshelf.repository import Repository
+from skillshelf.testing import make_skill
+
+GOOD = (
+    "Extracts tables and text from PDF files into CSV or Markdown. Use when the user shares a "
+    "PDF and asks for its tables, text or figures."
+)
+
+
+def subject(name: str = "extracting-pdfs", description: str = GOOD, **kw: object) -> LintSubject:
+    return LintSubject(name, description, **kw)  # type: ignore[arg-type]
+
+
+def codes(report: LintReport) -> list[str]:
+    return [f.code for f in report.findings]
+
+
+def lint_dir(root: Path, **kw: object) -> LintReport:
+    return lint_repository(Repository([root], cache_dir=False), **kw)  # type: ignore[arg-type]
+
+
+# -- descriptions --------------------------------------------------------------------------
+
+
+def test_good_description_and_name_have_no_findings() -> None:
+    assert codes(lint_subjects([subject(body="# Steps\n\nDo it.\n")])) == []
+
+
+@pytest.mark.parametrize(
+    "description",
+    [
+        "Use when the user asks to merge PDF files into one document with bookmarks.",
+        "Merges PDF files into one. Use for combining scanned pages into a single document.",
+        "Merges PDF files into one document; whenever someone sends several PDFs, offer it.",
+        "Guidance for merging PDF documents when building a report out of many scans.",
+        "Merges PDF files into one document with bookmarks. Triggers: merge, combine, join.",
+        "Merges PDF files into one document. Invoke it before sending a report bundle.",
+    ],
+)
+def test_trigger_wording_passes(description: str) -> None:
+    assert "description.no_trigger" not in codes(lint_subjects([subject(description=description)]))
+
+
+@pytest.mark.parametrize(
+    "description",
+    [
+        "Toolkit for styling artifacts with a theme: ten preset color and font themes.",
+        "Merges PDF files into one document with bookmarks and a generated table of contents.",
+    ],
+)
+def test_description_without_when_reports_no_trigger(description: str) -> None:
+    report = lint_subjects([subject(description=description, description_line=3)])
+    [finding] = [f for f in report.findings if f.code == "description.no_trigger"]
+    assert finding.severity == "warning"
+    assert finding.line == 3
+    assert "Use when" in finding.hint
+
+
+def test_when_to_use_field_counts_as_trigger_wording() -> None:
+    described = subject(
+        description="Merges PDF files into one document with bookmarks and contents.",
+        when_to_use="When the user sends several PDFs that belong together.",
+    )
+    assert codes(lint_subjects([described])) == []
+
+
+def test_short_description_reports_too_short() -> None:
+    report = lint_subjects([subject(description="Use for PDFs.")])
+    assert codes(report) == ["description.too_short"]
+    assert "3 words" in report.findings[0].message
+
+
+def test_description_over_700_chars_reports_too_long() -> None:
+    long = GOOD + " It handles scanned pages too." * 20
+    assert len(long) > 700
+    assert codes(lint_subjects([subject(description=long)])) == ["description.too_long"]
+    assert codes(lint_subjects([subject(description=long[:700])])) == []
+
+
+@pytest.mark.parametrize("phrase", ["I can merge", "You can use it to merge", "helps me merge"])
+def test_first_or_second_person_is_info(phrase: str) -> None:
+    report = lint_subjects([subject(description=f"{GOOD} {phrase} files.")])
+    assert [(f.code, f.severity) for f in report.findings] == [("description.person", "info")]
+
+
+def test_quoted_user_request_is_not_first_person() -> None:
+    text = f'{GOOD} Requests look like "make me a table from this PDF".'
+    assert codes(lint_subjects([subject(description=text)])) == []
+
+
+# -- names ---------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("name", ["helper", "utils", "data-tools", "misc", "pdf-tools", "general"])
+def test_generic_names_report_name_abstract(name: str) -> None:
+    [finding] = lint_subjects([subject(name=name)]).findings
+    assert finding.code == "name.abstract"
+    assert "processing-" in finding.hint
+
+
+@pytest.mark.parametrize("name", ["processing-pdfs", "pdf-editing", "linear", "mcp-builder"])
+def test_action_object_names_pass(name: str) -> None:
+    assert codes(lint_subjects([subject(name=name)])) == []
+
+
+def test_pdf_tools_hint_keeps_the_object() -> None:
+    [finding] = lint_subjects([subject(name="pdf-tools")]).findings
+    assert "processing-pdf" in finding.hint and "pdf-editing" in finding.hint
+
+
+# -- near duplicates -----------------------------------------------------------------------
+
+TWIN = (
+    "Extracts tables and text from PDF files into CSV or Markdown. Use when the user shares a "
+    "PDF and asks for its tables or text."
+)
+OTHER = "Drafts release notes from git history. Use when the user asks for a changelog entry."
+
+
+def test_near_duplicate_descriptions_name_each_other() -> None:
+    report = lint_subjects(
+        [subject("pdf-tables", GOOD), subject("pdf-extracting", TWIN), subject("notes", OTHER)]
+    )
+    dupes = [(f.skill, f.related) for f in report.findings if f.code == "description.duplicate"]
+    assert dupes == [("pdf-extracting", ("pdf-tables",)), ("pdf-tables", ("pdf-extracting",))]
+    assert "%" in report.findings[0].message
+
+
+def test_similarity_threshold_decides_what_is_a_duplicate() -> None:
+    pair = [subject("pdf-tables", GOOD), subject("pdf-extracting", TWIN)]
+    assert "description.duplicate" in codes(lint_subjects(pair, similarity=0.6))
+    assert "description.duplicate" not in codes(lint_subjects(pair, similarity=0.99))
+
+
+@pytest.mark.parametrize("value", [0.0, -0.1, 1.5])
+def test_similarity_outside_zero_one_is_a_usage_error(value: float) -> None:
+    with pytest.raises(UsageError, match="similarity"):
+        lint_subjects([subject()], similarity=value)
+
+
+def test_duplicate_check_reports_when_its_budget_runs_out() -> None:
+    many = [subject(f"pdf-extracting-{i}", f"{GOOD} Variant {i}.") for i in range(30)]
+    report = lint_subjects(many, select=["description.duplicate"], budget=5)
+    assert report.notes and "stopped after 5" in report.notes[0]
+
+
+def test_look_alike_names_are_info() -> None:
+    report = lint_subjects([subject("csv-reports"), subject("csv-report", OTHER)])
+    similar = [(f.skill, f.severity, f.related) for f in report.findings]
+    assert similar == [
+        ("csv-report", "info", ("csv-reports",)),
+        ("csv-reports", "info", ("csv-report",)),
+    ]
+    assert "1 edit away" in report.findings[0].message
+
+
+def test_short_or_distinct_names_are_not_look_alikes() -> None:
+    names = ["pdf", "pptx", "docx", "xlsx", "writing-plans", "writing-skills"]
+    report = lint_subjects([subject(n, f"{GOOD} {n}") for n in names], select=["name.similar"])
+    assert codes(report) == []
+
+
+# -- body size -----------------------------------------------------------------------------
+
+
+def test_body_over_500_lines_reports_with_the_line_past_the_limit() -> None:
+    body = "\n".join(f"step {i}" for i in range(501)) + "\n"
+    [finding] = lint_subjects([subject(body=body, body_line=5)]).findings
+    assert (finding.code, finding.line) == ("body.too_many_lines", 505)
+    assert "501 lines" in finding.message
+
+
+def test_body_over_5000_tokens_is_an_estimate() -> None:
+    body = "word " * 4100  # 20,500 characters, about 5,125 tokens
+    [finding] = lint_subjects([subject(body=body)]).findings
+    assert finding.code == "body.too_many_tokens"
+    assert "about 5,125 tokens" in finding.message
+    assert codes(lint_subjects([subject(body="word " * 3900)])) == []
+
+
+# -- links, references and mentioned files (on disk) -----------------------------------------
+
+
+def test_links_to_missing_files_and_outside_the_skill(tmp_path: Path) -> None:
+    body = (
+        "# Steps\n"
+        "See [the guide](references/guide.md#setup) and ![logo](assets/logo.png).\n"
+        "Also [gone](references/missing.md), [up](../other/SKILL.md), [abs](/etc/passwd).\n"
+        "Ignore [web](https://example.com/x.md), [anchor](#steps), [mail](mailto:a@b.c).\n"
+        "`[in code](nowhere.md)`\n"
+        "```markdown\n[in a fence](nowhere.md)\n```\n"
+    )
+    make_skill(
+        tmp_path,
+        "linking-docs",
+        GOOD,
+        body=body,
+        files={"references/guide.md": "# Guide\n", "assets/logo.png": b"\x89PNG"},
+    )
+    report = lint_dir(tmp_path)
+    found = [(f.code, f.line, f.message.split("'")[1]) for f in report.findings]
+    assert found == [
+        ("link.broken", 7, "references/missing.md"),
+        ("link.outside", 7, "../other/SKILL.md"),
+        ("link.outside", 7, "/etc/passwd"),
+    ]
+    assert all(f.severity == "error" for f in report.findings)
+    assert report.findings[0].path == str(tmp_path / "linking-docs" / "SKILL.md")
+
+
+def test_link_through_a_symlink_leading_out_is_outside(tmp_path: Path) -> None:
+    outside = tmp_path / "secret.md"
+    outside.write_text("secret")
+    skill = make_skill(tmp_path / "root", "linking-docs", GOOD, body="[s](notes.md)\n")
+    (skill / "notes.md").symlink_to(outside)
+    assert codes(lint_dir(tmp_path / "root")) == ["link.outside"]
+
+
+def test_links_in_a_reference_resolve_from_its_folder_and_nesting_is_reported(
+    tmp_path: Path,
+) -> None:
+    make_skill(
+        tmp_path,
+        "nested-docs",
+        GOOD,
+        body="Read [a](references/a.md) and [c](references/c.md).\n",
+        files={
+            "references/a.md": "# A\n\nSee [b](b.md), [c](c.md) and [gone](gone.md).\n",
+            "references/b.md": "# B\n",
+            "references/c.md": "# C\n",
+        },
+    )
+    report = lint_dir(tmp_path)
+    found = [(f.code, f.path, f.line) for f in report.findings]
+    a_md = str(tmp_path / "nested-docs" / "references" / "a.md")
+    assert found == [("link.broken", a_md, 3), ("references.too_deep", a_md, 3)]
+    assert "references/b.md" in report.findings[1].message
+
+
+def test_mentioned_scripts_and_files_must_exist(tmp_path: Path) -> None:
+    body = (
+        "Run `python scripts/convert.py in.pdf` then `./bin/run.sh`.\n"
+        "```bash\npython3 tools/extract.py --all\nbash scripts/present.sh\n```\n"
+        "Checklist in `references/checklist.md`, layout in references/layout.md.\n"
+        "For example `scripts/hypothetical.py` would help; write path/to/your_script.py.\n"
+        "Run `python <skill-dir>/scripts/present.sh`.\n"
+    )
+    make_skill(tmp_path, "running-scripts", GOOD, body=body, files={"scripts/present.sh": "x"})
+    report = lint_dir(tmp_path)
+    found = [(f.code, f.line, f.message.split("'")[1]) for f in report.findings]
+    assert found == [
+        ("script.missing", 5, "scripts/convert.py"),
+        ("script.missing", 5, "bin/run.sh"),
+        ("script.missing", 7, "tools/extract.py"),
+        ("file.missing", 10, "references/checklist.md"),
+        ("file.missing", 10, "references/layout.md"),
+    ]
+
+
+def test_unloadable_skill_is_one_invalid_finding(tmp_path: Path) -> None:
+    make_skill(tmp_path, "broken-skill", raw="no frontmatter here\n")
+    make_skill(tmp_path, "extracting-pdfs", GOOD)
+    report = lint_dir(tmp_path)
+    [finding] = report.findings
+    assert (finding.code, finding.severity, finding.skill) == (
+        "skill.invalid",
+        "error",
+        "broken-skill",
+    )
+    assert "skillshelf validate" in finding.hint
+    assert report.failed()
+
+
+# -- allowed-tools -------------------------------------------------------------------------
+
+
+def tools_subject(allowed: tuple[str, ...] | None, body: str) -> LintSubject:
+    return subject(allowed_tools=allowed, body=body)
+
+
+SHELL_BODY = (
+    "# Steps\n"
+    "```bash\n"
+    "# inspect first\n"
+    "cd repo && git diff --cached \\\n"
+    "  --stat\n"
+    "git log --oneline | head -5\n"
+    "npm install\n"
+    "cat <<EOF > notes.txt\nrm -rf /\nEOF\n"
+    "```\n"
+    "Do not run `git push` yourself. Run `git push --dry-run` to check.\n"
+)
+
+
+def test_commands_outside_the_granted_bash_rules_are_reported() -> None:
+    allowed = ("Bash(git diff:*)", "Bash(git log:*)", "Read")
+    report = lint_subjects([tools_subject(allowed, SHELL_BODY)])
+    found = [(f.code, f.line, f.message) for f in report.findings]
+    assert [(c, line) for c, line, _ in found] == [
+        ("tools.not_granted", 6),
+        ("tools.not_granted", 7),
+        ("tools.not_granted", 8),
+        ("tools.not_granted", 12),
+    ]
+    messages = " ".join(m for _, _, m in found)
+    for command in ("`head -5`", "`npm install`", "`cat", "`git push --dry-run`"):
+        assert command in messages
+    assert "rm -rf" not in messages  # a heredoc body is data, not a command
+    assert "Bash(git diff:*)" in found[0][2]
+    assert report.findings[1].hint.startswith("add Bash(npm:*)")
+
+
+def test_bash_granted_whole_or_undeclared_tools_give_no_finding() -> None:
+    assert codes(lint_subjects([tools_subject(("Bash", "Read"), SHELL_BODY)])) == []
+    assert codes(lint_subjects([tools_subject(None, SHELL_BODY)])) == []
+
+
+def test_declared_tools_without_bash_report_shell_fences() -> None:
+    [finding] = lint_subjects([tools_subject(("Read",), "```sh\nmake test\n```\n")]).findings
+    assert "does not grant Bash" in finding.message
+
+
+def test_writing_files_needs_write_or_edit() -> None:
+    body = "1. **Save** the summary to `out/report.md`.\n| `--out` | write the report to a file |\n"
+    [finding] = lint_subjects([tools_subject(("Read",), body)]).findings
+    assert "Write or Edit" in finding.message
+    assert codes(lint_subjects([tools_subject(("Read", "Edit"), body)])) == []
+
+
+def test_fetching_urls_needs_webfetch() -> None:
+    body = "Fetch https://example.com/spec.json and compare.\n"
+    [finding] = lint_subjects([tools_subject(("Read",), body)]).findings
+    assert "WebFetch" in finding.message
+    assert codes(lint_subjects([tools_subject(("Read", "WebFetch"), body)])) == []
+
+
+def test_console_fences_count_only_prompted_lines() -> None:
+    body = "```console\n$ git status\nOn branch main\nnothing to commit\n```\n"
+    report = lint_subjects([tools_subject(("Bash(git status:*)",), body)])
+    assert codes(report) == []
+
+
+# -- selection -----------------------------------------------------------------------------
+
+
+def test_select_and_ignore_take_codes_and_groups() -> None:
+    bad = subject(name="helper", description="PDF stuff.")
+    assert codes(lint_subjects([bad])) == [
+        "description.no_trigger",
+        "description.too_short",
+        "name.abstract",
+    ]
+    assert codes(lint_subjects([bad], select=["name"])) == ["name.abstract"]
+    assert codes(lint_subjects([bad], ignore=["description"])) == ["name.abstract"]
+    narrowed = lint_subjects([bad], select=["description"], ignore=["description.too_short"])
+    assert codes(narrowed) == ["description.no_trigger"]
+
+
+def test_unknown_rule_is_a_usage_error_listing_the_rules() -> None:
+    with pytest.raises(UsageError, match=r"Unknown lint rule 'link\.brokn'.*link\.broken"):
+        rule_filter(["link.brokn"])
+
+
+def test_every_rule_has_a_known_severity_and_a_dotted_code() -> None:
+    assert all(r.severity in ("error", "warning", "info") and "." in r.code for r in RULES.values())
+
+
+def test_named_skills_are_compared_with_the_whole_catalog(tmp_path: Path) -> None:
+    make_skill(tmp_path, "pdf-tables", GOOD)
+    make_skill(tmp_path, "pdf-extracting", TWIN)
+    make_skill(tmp_path, "helper", OTHER)
+    report = lint_dir(tmp_path, names=["pdf-tables"])
+    assert [(f.skill, f.code, f.related) for f in report.findings] == [
+        ("pdf-tables", "description.duplicate", ("pdf-extracting",))
+    ]
+    assert report.skills_checked == 1
+
+
+def test_unknown_named_skill_raises(tmp_path: Path) -> None:
+    make_skill(tmp_path, "pdf-tables", GOOD)
+    with pytest.raises(SkillNotFoundError):
+        lint_dir(tmp_path, names=["pdf-tabels"])
