@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import html
 import json
+import math
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -100,9 +101,12 @@ class SearchBaselineModel:
         if "min_score" not in options:
             return cls()
         try:
-            return cls(min_score=float(options["min_score"]))
+            min_score = float(options["min_score"])
         except ValueError:
-            raise UsageError(f"min_score must be a number, got {options['min_score']!r}") from None
+            min_score = math.nan
+        if not math.isfinite(min_score):
+            raise UsageError(f"min_score must be a number, got {options['min_score']!r}")
+        return cls(min_score=min_score)
 
     @property
     def name(self) -> str:
