@@ -151,14 +151,14 @@ def test_tokens_are_none_when_no_run_reported_usage() -> None:
 
 
 def test_case_statuses_and_flaky_list(report: EvalReport) -> None:
-    statuses = {c.case.id: (c.status, c.passed, c.scored) for c in report.cases}
+    statuses = {c.case.id: (c.status, c.passed, c.scored, c.params_ok) for c in report.cases}
     assert statuses == {
-        "c1": ("flaky", 1, 2),
-        "c2": ("flaky", 1, 2),
-        "c3": ("flaky", 1, 2),
-        "c4": ("pass", 1, 1),
-        "c5": ("flaky", 1, 2),
-        "c6": ("pass", 2, 2),
+        "c1": ("flaky", 1, 2, None),
+        "c2": ("flaky", 1, 2, 1),
+        "c3": ("flaky", 1, 2, None),
+        "c4": ("pass", 1, 1, 1),
+        "c5": ("flaky", 1, 2, None),
+        "c6": ("pass", 2, 2, None),
     }
     assert [c.case.id for c in report.flaky] == ["c1", "c2", "c3", "c5"]
     assert [(o.case_id, o.run) for o in report.errored] == [("c4", 2)]

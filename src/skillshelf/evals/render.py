@@ -7,6 +7,7 @@ every form shows the same numbers.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
@@ -124,7 +125,8 @@ def _cases(report: EvalReport) -> Section:
         (
             c.case.id,
             c.case.expected_skill or NONE_LABEL,
-            ", ".join(p or NONE_LABEL for p in c.predicted) or DASH,
+            _predictions(c.predicted),
+            DASH if c.params_ok is None else f"{c.params_ok}/{c.scored}",
             f"{c.passed}/{c.scored}",
             c.status,
         )
@@ -133,8 +135,15 @@ def _cases(report: EvalReport) -> Section:
     notes: tuple[str, ...] = ()
     if report.flaky:
         notes = ("flaky cases: " + ", ".join(c.case.id for c in report.flaky),)
-    headers = ("case", "expected", "loaded first (per run)", "passed", "status")
+    headers = ("case", "expected", "loaded first (runs)", "params", "passed", "status")
     return Section("Cases", headers, rows, notes)
+
+
+def _predictions(predicted: Sequence[str | None]) -> str:
+    """``alpha ×2, (none)``: each prediction with its count, most frequent first."""
+    counts = Counter(p or NONE_LABEL for p in predicted)
+    parts = [name if n == 1 else f"{name} ×{n}" for name, n in counts.most_common()]
+    return ", ".join(parts) or DASH
 
 
 def _diff(diff: ReportDiff) -> Section:
@@ -209,7 +218,10 @@ def print_rich(sections: Sequence[Section], console: Console) -> None:
     from rich.text import Text
 
     for section in sections:
-        table = Table(*section.headers, title=section.title, title_justify="left")
+        table = Table(title=section.title, title_justify="left")
+        for index, header in enumerate(section.headers):
+            # A name cut to "csv-ins…" says nothing: keep the first column whole, fold others.
+            table.add_column(header, overflow="fold", no_wrap=index == 0)
         for row in section.rows:
             table.add_row(*(Text(cell) for cell in row))  # Text: a "[" is not markup
         console.print(table)

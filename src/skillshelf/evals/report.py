@@ -148,6 +148,7 @@ class CaseResult:
     scored: int
     passed: int
     predicted: tuple[str | None, ...]
+    params_ok: int | None = None
 
     @property
     def status(self) -> CaseStatus:
@@ -171,6 +172,7 @@ class CaseResult:
             "pass_rate": self.pass_rate,
             "status": self.status,
             "predicted": list(self.predicted),
+            "params_matched": self.params_ok,
         }
 
 
@@ -338,6 +340,11 @@ def _case_result(case: EvalCase, outcomes: Sequence[RunOutcome]) -> CaseResult:
         scored=len(scored),
         passed=sum(run_passes(case, o) for o in scored),
         predicted=tuple(o.predicted for o in scored),
+        params_ok=(
+            sum(params_match(case, o) is True for o in scored)
+            if case.has_param_expectations
+            else None
+        ),
     )
 
 
