@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner, Result
-from fake_providers import Fail, FakeOpenAI, Scripted
+from eval_fakes import Fail, FakeOpenAI, Scripted
 
 from skillshelf.cli import main
 from skillshelf.testing import make_skill, reply

@@ -9,7 +9,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from fake_providers import FakeAnthropic, FakeOpenAI, FakeServer
+from eval_fakes import FakeAnthropic, FakeOpenAI, FakeServer
 
 from skillshelf.agent import Agent
 from skillshelf.models import Model, ModelResponse, Usage
