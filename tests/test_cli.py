@@ -865,3 +865,22 @@ def test_console_script_prints_version() -> None:
 
     assert result.returncode == 0
     assert result.stdout.strip() == f"skillshelf, version {__version__}"
+
+
+@pytest.mark.parametrize("module", ["skillshelf", "skillshelf.cli"])
+def test_python_dash_m_offers_the_commands_of_every_command_module(
+    tmp_path: Path, module: str
+) -> None:
+    env = {k: v for k, v in os.environ.items() if k != "SKILLSHELF_ROOTS"}
+    done = subprocess.run(
+        [sys.executable, "-m", module, "--help"],
+        capture_output=True,
+        text=True,
+        encoding="utf-8",
+        env=env,
+        timeout=SUBPROCESS_TIMEOUT_S,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    for command in ("serve", "chat", "exec", "lint", "tokens", "eval"):
+        assert f"  {command} " in done.stdout

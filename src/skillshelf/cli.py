@@ -533,4 +533,8 @@ for _module in _COMMAND_MODULES:
 
 
 if __name__ == "__main__":  # pragma: no cover
-    main()
+    # Run as ``python -m skillshelf.cli`` this file is ``__main__``, while the command modules
+    # registered themselves on the importable ``skillshelf.cli``; run that group.
+    from skillshelf.cli import main as _registered
+
+    _registered()

@@ -1,0 +1,5 @@
+"""``python -m skillshelf``: the ``skillshelf`` command."""
+
+from skillshelf.cli import main
+
+main()
