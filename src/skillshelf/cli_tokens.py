@@ -14,7 +14,7 @@ from skillshelf.errors import SkillNotFoundError, SkillshelfError, UsageError
 
 if TYPE_CHECKING:
     from skillshelf.cachereport import CacheReport
-    from skillshelf.tokens import SkillTokens, TokenReport
+    from skillshelf.tokenreport import SkillTokens, TokenReport
 
 __all__ = ["tokens"]
 
@@ -76,7 +76,8 @@ def tokens(
     NAMEs limit the rows shown; the totals always cover every skill.
     """
     from skillshelf.agent import DEFAULT_CATALOG_BUDGET
-    from skillshelf.tokens import get_counter, report_for_repository
+    from skillshelf.tokenreport import report_for_repository
+    from skillshelf.tokens import get_counter
 
     if cache_skill is not None and not cache:
         raise click.UsageError("--skill chooses the skill of the --cache loop; add --cache")

@@ -10,15 +10,14 @@ import pytest
 from skillshelf.catalog import CatalogEntry, render_catalog
 from skillshelf.repository import Repository
 from skillshelf.testing import make_skill
-from skillshelf.tokens import (
+from skillshelf.tokenreport import (
     SkillTexts,
-    TokenCounter,
     catalog_fates,
     gather_skill_texts,
-    get_counter,
     report_for_repository,
     token_report,
 )
+from skillshelf.tokens import TokenCounter, get_counter
 from skillshelf.tools import SkillTools
 
 CORPUS = Path(__file__).resolve().parents[2].parent / "shared" / "corpus"

@@ -15,7 +15,8 @@ from click.testing import CliRunner, Result
 from skillshelf.cli import main
 from skillshelf.repository import Repository
 from skillshelf.testing import make_skill
-from skillshelf.tokens import BACKEND_ENV, get_counter, report_for_repository
+from skillshelf.tokenreport import report_for_repository
+from skillshelf.tokens import BACKEND_ENV, get_counter
 
 REPO = Path(__file__).resolve().parents[2]
 EXAMPLES = REPO / "examples" / "skills"
