@@ -81,7 +81,8 @@ def _usage_fail(message: str) -> NoReturn:
     "out_dir",
     type=click.Path(file_okay=False, path_type=Path),
     help="Write traces/<case-id>-run<k>.jsonl, report.json and report.md here (a new or "
-    "empty folder, or one holding an earlier eval's output, which is replaced).",
+    "empty folder, or one holding an earlier eval's output: only that eval's own files are "
+    "replaced).",
 )
 @click.option("--json", "as_json", is_flag=True, help="Print the full report as JSON.")
 @click.option(
@@ -125,6 +126,10 @@ def eval_(
     "note", "id"}. Each case runs through the agent loop with the full catalog; the report
     gives per-skill precision, recall and F1, the false-trigger rate, a confusion matrix,
     parameter accuracy, steps and tokens.
+
+    Exit codes: 0 done; 1 a --min-recall/--max-false-trigger threshold failed, every run
+    failed, or the provider rejected the API key; 2 a usage error (bad options or cases file,
+    unknown expected skill, unusable --out folder or baseline).
     """
     from skillshelf.evals.cases import CasesError, check_cases, load_cases
     from skillshelf.evals.compare import BaselineError, Previous

@@ -384,3 +384,25 @@ def test_baseline_shows_regressions_and_improvements(tmp_path: Path) -> None:
     assert diff["macro_recall"] == {"before": 0.5, "after": 1.0, "delta": 0.5}
     charts = next(s for s in diff["skills"] if s["skill"] == "charts")
     assert charts["recall"] == {"before": 0.0, "after": 1.0, "delta": 1.0}
+
+
+def test_every_run_failing_exits_1_with_the_first_error(tmp_path: Path) -> None:
+    script = tmp_path / "replies.json"
+    script.write_text(json.dumps([{"tool_calls": [{"name": "skill_list"}]}]))
+    cases = write_cases(tmp_path / "c.json", [{"query": "x", "expected_skill": None}])
+    result = invoke(cases, "--root", EXAMPLES, "--no-cache", "--model", f"scripted:{script}")
+    assert result.exit_code == 1
+    assert "error: every run failed; the first: UsageError: The scripted model has no reply" in (
+        result.stderr
+    )
+    assert "# Errored runs" in result.stdout
+
+
+def test_help_explains_every_option() -> None:
+    text = CliRunner().invoke(main, ["eval", "--help"]).output
+    for option in (
+        "--model", "--base-url", "--runs", "--concurrency", "--out", "--json", "--baseline",
+        "--min-recall", "--max-false-trigger", "--max-steps", "--root", "baseline:search",
+    ):  # fmt: skip
+        assert option in text
+    assert "lexical baseline" in text
