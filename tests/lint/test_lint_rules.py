@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import itertools
+import random
 from pathlib import Path
 
 import pytest
@@ -14,6 +16,13 @@ from skillshelf.lint import (
     lint_repository,
     lint_subjects,
     rule_filter,
+)
+from skillshelf.lint._similar import (
+    MIN_SIMILAR_NAME_LENGTH,
+    description_tokens,
+    one_edit_apart,
+    similar_descriptions,
+    similar_names,
 )
 from skillshelf.repository import Repository
 from skillshelf.testing import make_skill
@@ -168,7 +177,7 @@ def test_look_alike_names_are_info() -> None:
         ("csv-report", "info", ("csv-reports",)),
         ("csv-reports", "info", ("csv-report",)),
     ]
-    assert "1 edit away" in report.findings[0].message
+    assert "one edit away" in report.findings[0].message
 
 
 def test_short_or_distinct_names_are_not_look_alikes() -> None:
@@ -397,3 +406,51 @@ def test_unknown_named_skill_raises(tmp_path: Path) -> None:
     make_skill(tmp_path, "pdf-tables", GOOD)
     with pytest.raises(SkillNotFoundError):
         lint_dir(tmp_path, names=["pdf-tabels"])
+
+
+# -- the similarity joins find exactly what comparing every pair finds ------------------------
+
+
+@pytest.mark.parametrize("threshold", [0.3, 0.5, 0.6, 0.8])
+def test_description_join_equals_all_pairs(threshold: float) -> None:
+    rng = random.Random(threshold)
+    words = [f"word{i}" for i in range(40)]
+    texts = [" ".join(rng.choices(words, k=rng.randint(3, 15))) for _ in range(300)]
+    sets = [description_tokens(t) for t in texts]
+    expected = {
+        (i, j)
+        for i, j in itertools.combinations(range(len(sets)), 2)
+        if len(sets[i] & sets[j]) / len(sets[i] | sets[j]) >= threshold - 1e-9
+    }
+    pairs, exhausted = similar_descriptions(texts, threshold=threshold, budget=10**9)
+    assert not exhausted
+    assert {(p.first, p.second) for p in pairs} == expected
+
+
+def test_name_join_equals_all_pairs() -> None:
+    rng = random.Random(7)
+    names = sorted({"".join(rng.choices("ab-", k=rng.randint(3, 12))) for _ in range(500)})
+    expected = {
+        (i, j)
+        for i, j in itertools.combinations(range(len(names)), 2)
+        if min(len(names[i]), len(names[j])) >= MIN_SIMILAR_NAME_LENGTH
+        and one_edit_apart(names[i], names[j])
+    }
+    pairs, exhausted = similar_names(names, budget=10**9)
+    assert not exhausted
+    assert expected and {(p.first, p.second) for p in pairs} == expected
+
+
+@pytest.mark.parametrize(
+    ("a", "b", "apart"),
+    [
+        ("csv-report", "csv-reports", True),
+        ("pdf-tool", "pdf-tpol", True),
+        ("pdf-tool", "pdf-tool", False),
+        ("pdf-tool", "pdf-otol", False),
+        ("abc", "abcde", False),
+    ],
+)
+def test_one_edit_apart(a: str, b: str, apart: bool) -> None:
+    assert one_edit_apart(a, b) is apart
+    assert one_edit_apart(b, a) is apart

@@ -166,14 +166,13 @@ def _look_alikes(subjects: Sequence[LintSubject], budget: int, notes: list[str])
     out: list[Finding] = []
     for pair in pairs:
 
-        def make(this: LintSubject, other: LintSubject, edits: float = pair.score) -> Finding:
-            plural = "" if edits == 1 else "s"
+        def make(this: LintSubject, other: LintSubject) -> Finding:
             return finding(
                 "name.similar",
                 this,
-                f"The name is {int(edits)} edit{plural} away from {other.name!r}; people and "
-                "models may confuse them",
-                "choose names that differ in meaning, not in a letter or two",
+                f"The name is one edit away from {other.name!r}; people and models may "
+                "confuse them",
+                "choose names that differ in meaning, not in a letter",
                 related=(other.name,),
             )
 

@@ -19,12 +19,10 @@ from typing import Final
 __all__ = [
     "DEFAULT_SIMILARITY",
     "MAX_CANDIDATE_CHECKS",
-    "MAX_NAME_EDITS",
     "MIN_SIMILAR_NAME_LENGTH",
     "Pair",
-    "allowed_edits",
     "description_tokens",
-    "edit_distance",
+    "one_edit_apart",
     "similar_descriptions",
     "similar_names",
 ]
@@ -33,14 +31,15 @@ __all__ = [
 # describe the same job in nearly the same words; the closest pair of distinct skills in the
 # shared corpus (executing-plans / subagent-driven-development) scores 0.25.
 DEFAULT_SIMILARITY: Final = 0.6
-# Candidate pairs verified per check before giving up (about a second of work).
-MAX_CANDIDATE_CHECKS: Final = 1_000_000
-# Names this many edits apart or closer read as the same name (csv-tool / csv-tools).
-MAX_NAME_EDITS: Final = 2
-# Short names differ by a letter or two by nature (pdf / pptx); leave them alone.
+# Postings scanned plus pairs verified per check before giving up (a few seconds of work).
+MAX_CANDIDATE_CHECKS: Final = 5_000_000
+# Names one edit apart read as the same name (csv-report / csv-reports, pdf-tool / pdf-tools);
+# short ones differ by a letter by nature (docx / docs), so they are left alone.
 MIN_SIMILAR_NAME_LENGTH: Final = 5
-# Below this length a single edit already changes a name's meaning more often than not.
-_ONE_EDIT_BELOW: Final = 10
+
+# Two records reaching the threshold share at least this many tokens among their prefixes
+# when each prefix is that much longer (the l-prefix lemma of AdaptJoin): fewer candidates.
+_SHARED_PREFIX_TOKENS: Final = 3
 
 _WORD: Final = re.compile(r"[^\W_]+")
 # Function words and the boilerplate every description shares ("Use when the user asks").
@@ -76,25 +75,33 @@ def description_tokens(text: str) -> frozenset[str]:
 def _join(
     records: Sequence[Collection[str]],
     *,
-    prefix: Callable[[int], int],
+    prefix: Callable[[int], tuple[int, int]],
     admissible: Callable[[int, int], bool],
     verify: Callable[[int, int], float | None],
     budget: int,
 ) -> tuple[list[Pair], bool]:
-    """Pairs whose ``verify`` score is not None; True as well when the budget ran out."""
+    """Pairs whose ``verify`` score is not None; True as well when the budget ran out.
+
+    ``prefix(i)`` gives record ``i``'s prefix length and how many prefix tokens a partner
+    must share with it. Records are taken smallest first, so each meets only smaller ones.
+    The budget counts postings scanned plus pairs verified.
+    """
     frequency = Counter(token for record in records for token in record)
     index: defaultdict[str, list[int]] = defaultdict(list)
     pairs: list[Pair] = []
-    checks = 0
+    work = 0
     for i in sorted(range(len(records)), key=lambda r: len(records[r])):
         tokens = sorted(records[i], key=lambda t: (frequency[t], t))
-        candidates: set[int] = set()
-        for token in tokens[: prefix(len(tokens))]:
+        length, need = prefix(i)
+        shared: Counter[int] = Counter()
+        for token in tokens[:length]:
             postings = index[token]
-            candidates.update(j for j in postings if admissible(j, i))
+            work += len(postings)
+            shared.update(postings)
             postings.append(i)
-        checks += len(candidates)
-        if checks > budget:
+        candidates = [j for j, n in shared.items() if n >= need and admissible(j, i)]
+        work += len(candidates)
+        if work > budget:
             return pairs, True
         for j in sorted(candidates):
             score = verify(j, i)
@@ -116,8 +123,11 @@ def similar_descriptions(
     sets = [description_tokens(d) for d in descriptions]
     floor = threshold - 1e-9  # 0.6 * 5 must be 3, not 3.0000000000000004
 
-    def prefix(size: int) -> int:
-        return size - math.ceil(threshold * size - 1e-9) + 1
+    def prefix(i: int) -> tuple[int, int]:
+        size = len(sets[i])
+        overlap = math.ceil(threshold * size - 1e-9)  # least overlap with a smaller partner
+        need = min(_SHARED_PREFIX_TOKENS, overlap)
+        return size - overlap + need, need
 
     def admissible(smaller: int, larger: int) -> bool:
         return len(sets[smaller]) >= floor * len(sets[larger])
@@ -130,59 +140,52 @@ def similar_descriptions(
     return _join(sets, prefix=prefix, admissible=admissible, verify=verify, budget=budget)
 
 
-def _grams(name: str) -> list[str]:
-    """Padded character bigrams, numbered so that repeats count (a multiset as a set)."""
-    padded = f"^{name}$"
-    seen: Counter[str] = Counter()
-    grams = []
-    for gram in (padded[k : k + 2] for k in range(len(padded) - 1)):
-        grams.append(f"{gram}{seen[gram]}")
-        seen[gram] += 1
-    return grams
+def one_edit_apart(a: str, b: str) -> bool:
+    """True when ``b`` is ``a`` with one character inserted, deleted or replaced."""
+    if a == b or abs(len(a) - len(b)) > 1:
+        return False
+    if len(a) > len(b):
+        a, b = b, a
+    p = 0
+    while p < len(a) and a[p] == b[p]:
+        p += 1
+    return a[p + 1 :] == b[p + 1 :] if len(a) == len(b) else a[p:] == b[p + 1 :]
 
 
-def allowed_edits(name: str, other: str) -> int:
-    """How many edits apart two names may be and still count as look-alikes."""
-    return 1 if min(len(name), len(other)) < _ONE_EDIT_BELOW else MAX_NAME_EDITS
-
-
-def edit_distance(a: str, b: str, *, limit: int) -> int | None:
-    """Levenshtein distance of ``a`` and ``b`` when it is at most ``limit``, else None."""
-    if abs(len(a) - len(b)) > limit:
-        return None
-    previous = list(range(len(b) + 1))
-    for i, char in enumerate(a, start=1):
-        current = [i]
-        for j, other in enumerate(b, start=1):
-            current.append(
-                min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (char != other))
-            )
-        if min(current) > limit:
-            return None
-        previous = current
-    return previous[-1] if previous[-1] <= limit else None
+def _halves(length: int) -> tuple[tuple[int, int], tuple[int, int]]:
+    """(start, size) of a name's two halves, the longer half last."""
+    first = length // 2
+    return (0, first), (first, length - first)
 
 
 def similar_names(
     names: Sequence[str], *, budget: int = MAX_CANDIDATE_CHECKS
 ) -> tuple[list[Pair], bool]:
-    """Pairs of names within :func:`allowed_edits` edits; ``score`` is the edit distance.
+    """Pairs of names one edit apart (``score`` 1.0), each once with ``first < second``.
 
-    An edit changes at most two padded bigrams, so names ``k`` edits apart share all but
-    ``2k`` of the shorter one's bigrams; with lengths at most ``k`` apart, the rarest
-    ``3k + 1`` bigrams of each must meet (the q-gram count filter as a prefix filter).
+    Partition filter (PassJoin): one edit leaves one half of a name intact in the other,
+    shifted by at most one place. Halves are indexed by (name length, which half, text), and
+    each name looks up its own substrings near each half's place: a dozen look-ups per name
+    instead of a comparison with every other name.
     """
-    records = [_grams(n) if len(n) >= MIN_SIMILAR_NAME_LENGTH else [] for n in names]
-
-    def prefix(size: int) -> int:
-        return 3 * MAX_NAME_EDITS + 1
-
-    def admissible(a: int, b: int) -> bool:
-        return abs(len(names[a]) - len(names[b])) <= MAX_NAME_EDITS
-
-    def verify(a: int, b: int) -> float | None:
-        limit = allowed_edits(names[a], names[b])
-        distance = edit_distance(names[a], names[b], limit=limit)
-        return None if distance is None or distance == 0 else float(distance)
-
-    return _join(records, prefix=prefix, admissible=admissible, verify=verify, budget=budget)
+    index: defaultdict[tuple[int, int, str], list[int]] = defaultdict(list)
+    for i, name in enumerate(names):
+        if len(name) >= MIN_SIMILAR_NAME_LENGTH:
+            for half, (start, size) in enumerate(_halves(len(name))):
+                index[(len(name), half, name[start : start + size])].append(i)
+    pairs: list[Pair] = []
+    work = 0
+    for i, name in enumerate(names):
+        if len(name) < MIN_SIMILAR_NAME_LENGTH:
+            continue
+        candidates: set[int] = set()
+        for length in (len(name) - 1, len(name), len(name) + 1):
+            for half, (start, size) in enumerate(_halves(length)):
+                for shift in range(max(0, start - 1), min(len(name) - size, start + 1) + 1):
+                    found = index.get((length, half, name[shift : shift + size]), ())
+                    work += len(found)
+                    candidates.update(j for j in found if j > i)
+        if work > budget:
+            return pairs, True
+        pairs += [Pair(i, j, 1.0) for j in sorted(candidates) if one_edit_apart(name, names[j])]
+    return pairs, False
