@@ -139,18 +139,14 @@ def _print_rich(report: LintReport, directories: Mapping[str, str]) -> None:
     from rich.text import Text
 
     console = Console()
-    current = None
+    current: str | None = None
     for f in report.findings:
         if f.skill != current:
+            if current is not None:
+                console.print()
             current = f.skill
-            console.print(
-                Text.assemble(
-                    "\n" if current else "",
-                    (f.skill, "bold"),
-                    "  ",
-                    (directories.get(f.skill, f.path or ""), "dim"),
-                )
-            )
+            directory = directories.get(f.skill, f.path or "")
+            console.print(Text.assemble((f.skill, "bold"), "  ", (directory, "dim")))
         console.print(
             Text.assemble(
                 "  ",
