@@ -19,9 +19,6 @@ REPO = Path(__file__).resolve().parents[2]
 EXAMPLES = REPO / "examples" / "skills"
 # Generous: a cold interpreter start plus a scan of a handful of skills.
 SUBPROCESS_TIMEOUT_S = 60
-# What the console script runs. (``python -m skillshelf.cli`` runs cli.py as __main__, a second
-# copy of the module, so commands that register themselves from cli_*.py are not on its group.)
-ENTRY_POINT = "from skillshelf.cli import main; main()"
 GOOD = (
     "Extracts tables and text from PDF files into CSV or Markdown. Use when the user shares a "
     "PDF and asks for its tables, text or figures."
@@ -207,7 +204,7 @@ def test_subprocess_lint_keeps_exit_codes_and_plain_output(tmp_path: Path, root:
 
     def cli(*args: str | Path) -> subprocess.CompletedProcess[str]:
         return subprocess.run(
-            [sys.executable, "-c", ENTRY_POINT, "lint", *(os.fspath(a) for a in args)],
+            [sys.executable, "-m", "skillshelf.cli", "lint", *(os.fspath(a) for a in args)],
             capture_output=True,
             text=True,
             encoding="utf-8",
