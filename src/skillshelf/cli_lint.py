@@ -18,7 +18,7 @@ from skillshelf.errors import SkillNotFoundError, UsageError
 from skillshelf.lint import DEFAULT_SIMILARITY, RULES, rule_filter
 
 if TYPE_CHECKING:
-    from skillshelf.lint import Finding, LintReport
+    from skillshelf.lint import LintFinding, LintReport
 
 __all__ = ["lint"]
 
@@ -110,7 +110,7 @@ def _print_rules(as_json: bool) -> None:
         click.echo(f"{rule.code}\t{rule.severity}\t{rule.summary}")
 
 
-def _location(finding: Finding, directories: Mapping[str, str]) -> str:
+def _location(finding: LintFinding, directories: Mapping[str, str]) -> str:
     """``skill:line`` for SKILL.md, ``skill/references/x.md:line`` for other files."""
     where = finding.skill
     directory = directories.get(finding.skill)

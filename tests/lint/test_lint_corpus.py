@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from skillshelf.lint import Finding, lint_repository
+from skillshelf.lint import LintFinding, lint_repository
 from skillshelf.repository import Repository
 
 CORPUS = Path(__file__).resolve().parents[2].parent / "shared" / "corpus"
@@ -27,7 +27,7 @@ UPDATE_ENV = "SKILLSHELF_UPDATE_LINT_SNAPSHOT"
 pytestmark = pytest.mark.skipif(not CORPUS.is_dir(), reason=f"corpus not found at {CORPUS}")
 
 
-def _row(finding: Finding) -> dict[str, object]:
+def _row(finding: LintFinding) -> dict[str, object]:
     path = Path(finding.path) if finding.path else None
     return {
         "code": finding.code,

@@ -22,7 +22,7 @@ from skillshelf.lint._checks import (
     check_files,
     check_name,
 )
-from skillshelf.lint._model import RULES, Finding, LintReport, LintSubject, Rule, sort_key
+from skillshelf.lint._model import RULES, LintFinding, LintReport, LintSubject, Rule, sort_key
 from skillshelf.lint._similar import (
     DEFAULT_SIMILARITY,
     MAX_CANDIDATE_CHECKS,
@@ -38,7 +38,7 @@ if TYPE_CHECKING:
 __all__ = [
     "DEFAULT_SIMILARITY",
     "RULES",
-    "Finding",
+    "LintFinding",
     "LintReport",
     "LintSubject",
     "Rule",
@@ -119,15 +119,15 @@ def lint_subjects(
 
 
 def _pair_findings(
-    subjects: Sequence[LintSubject], first: int, second: int, make: Callable[..., Finding]
-) -> list[Finding]:
+    subjects: Sequence[LintSubject], first: int, second: int, make: Callable[..., LintFinding]
+) -> list[LintFinding]:
     a, b = subjects[first], subjects[second]
     return [make(a, b), make(b, a)]
 
 
 def _duplicates(
     subjects: Sequence[LintSubject], similarity: float, budget: int, notes: list[str]
-) -> list[Finding]:
+) -> list[LintFinding]:
     from skillshelf.lint._model import finding
 
     pairs, exhausted = similar_descriptions(
@@ -138,10 +138,10 @@ def _duplicates(
             f"description.duplicate stopped after {budget:,} comparisons; some pairs may be "
             "missing (the descriptions share unusually many words)"
         )
-    out: list[Finding] = []
+    out: list[LintFinding] = []
     for pair in pairs:
 
-        def make(this: LintSubject, other: LintSubject, score: float = pair.score) -> Finding:
+        def make(this: LintSubject, other: LintSubject, score: float = pair.score) -> LintFinding:
             return finding(
                 "description.duplicate",
                 this,
@@ -157,16 +157,18 @@ def _duplicates(
     return out
 
 
-def _look_alikes(subjects: Sequence[LintSubject], budget: int, notes: list[str]) -> list[Finding]:
+def _look_alikes(
+    subjects: Sequence[LintSubject], budget: int, notes: list[str]
+) -> list[LintFinding]:
     from skillshelf.lint._model import finding
 
     pairs, exhausted = similar_names([s.name for s in subjects], budget=budget)
     if exhausted:
         notes.append(f"name.similar stopped after {budget:,} comparisons; some may be missing")
-    out: list[Finding] = []
+    out: list[LintFinding] = []
     for pair in pairs:
 
-        def make(this: LintSubject, other: LintSubject) -> Finding:
+        def make(this: LintSubject, other: LintSubject) -> LintFinding:
             return finding(
                 "name.similar",
                 this,
@@ -213,7 +215,7 @@ def lint_repository(
     only = None if names is None else {repo.get(n).name for n in names}
     catalog_only = all(code.startswith(_CATALOG_ONLY) for code in RULES if wanted(code))
     subjects: list[LintSubject] = []
-    invalid: list[Finding] = []
+    invalid: list[LintFinding] = []
     for skill in repo.skills:
         if catalog_only or (only is not None and skill.name not in only):
             subjects.append(LintSubject(skill.name, skill.description, skill.directory))
@@ -235,7 +237,7 @@ def lint_repository(
     return LintReport(findings, report.skills_checked + len(extra), report.notes)
 
 
-def _skipped(path: str, diagnostics: Sequence[object], reason: str) -> Finding:
+def _skipped(path: str, diagnostics: Sequence[object], reason: str) -> LintFinding:
     import os
 
     from skillshelf.diagnostics import Diagnostic
@@ -247,8 +249,8 @@ def _skipped(path: str, diagnostics: Sequence[object], reason: str) -> Finding:
     return _invalid(name, path, reason, line)
 
 
-def _invalid(name: str, path: str, reason: str, line: int | None) -> Finding:
-    return Finding(
+def _invalid(name: str, path: str, reason: str, line: int | None) -> LintFinding:
+    return LintFinding(
         "skill.invalid",
         RULES["skill.invalid"].severity,
         name,

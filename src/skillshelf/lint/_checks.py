@@ -10,7 +10,7 @@ from collections.abc import Iterable
 from typing import Final
 
 from skillshelf.lint._markdown import Link, Scanned, links, mentions, resolve, scan
-from skillshelf.lint._model import Finding, LintSubject, finding
+from skillshelf.lint._model import LintFinding, LintSubject, finding
 
 __all__ = [
     "CHARS_PER_TOKEN",
@@ -68,11 +68,11 @@ _VAGUE_SUFFIXES: Final = frozenset(
 )
 
 
-def check_description(subject: LintSubject) -> list[Finding]:
+def check_description(subject: LintSubject) -> list[LintFinding]:
     """Trigger wording, length and grammatical person of the description."""
     text = subject.description
     line = subject.description_line
-    out: list[Finding] = []
+    out: list[LintFinding] = []
     if not _TRIGGER.search(f"{text} {subject.when_to_use or ''}"):
         out.append(
             finding(
@@ -124,7 +124,7 @@ def check_description(subject: LintSubject) -> list[Finding]:
     return out
 
 
-def check_name(subject: LintSubject) -> list[Finding]:
+def check_name(subject: LintSubject) -> list[LintFinding]:
     """A name that is a generic noun (``helper``, ``data``, ``pdf-tools``)."""
     parts = [p for p in subject.name.split("-") if p]
     if not parts:
@@ -144,12 +144,12 @@ def check_name(subject: LintSubject) -> list[Finding]:
     ]
 
 
-def check_body_size(subject: LintSubject) -> list[Finding]:
+def check_body_size(subject: LintSubject) -> list[LintFinding]:
     """A body over :data:`MAX_BODY_LINES` lines or about :data:`MAX_BODY_TOKENS` tokens."""
     body = subject.body
     if body is None:
         return []
-    out: list[Finding] = []
+    out: list[LintFinding] = []
     lines = len(body.rstrip("\n").split("\n")) if body.strip() else 0
     if lines > MAX_BODY_LINES:
         out.append(
@@ -175,7 +175,7 @@ def check_body_size(subject: LintSubject) -> list[Finding]:
     return out
 
 
-def check_files(subject: LintSubject) -> list[Finding]:
+def check_files(subject: LintSubject) -> list[LintFinding]:
     """Links and mentioned paths that lead nowhere or outside; references nested too deep."""
     if subject.body is None or subject.files is None:
         return []
@@ -198,9 +198,9 @@ def _escapes(subject: LintSubject, resolved: str) -> bool:
 
 def _check_links(
     subject: LintSubject, file: str, found: Iterable[Link], reached: set[str]
-) -> list[Finding]:
+) -> list[LintFinding]:
     assert subject.files is not None
-    out: list[Finding] = []
+    out: list[LintFinding] = []
     seen: set[str] = set()
     for link in found:
         if link.target in seen:
@@ -237,9 +237,9 @@ def _check_links(
     return out
 
 
-def _check_mentions(subject: LintSubject, scanned: Scanned, reached: set[str]) -> list[Finding]:
+def _check_mentions(subject: LintSubject, scanned: Scanned, reached: set[str]) -> list[LintFinding]:
     assert subject.files is not None
-    out: list[Finding] = []
+    out: list[LintFinding] = []
     seen: set[str] = set()
     for mention in mentions(scanned):
         path = mention.path.rstrip("/")
@@ -265,8 +265,8 @@ def _check_mentions(subject: LintSubject, scanned: Scanned, reached: set[str]) -
 
 def _too_deep(
     subject: LintSubject, doc: str, doc_links: Iterable[Link], deeper: set[str]
-) -> list[Finding]:
-    out: list[Finding] = []
+) -> list[LintFinding]:
+    out: list[LintFinding] = []
     reported: set[str] = set()
     for link in doc_links:
         target = resolve(doc, link.target)

@@ -9,7 +9,7 @@ from typing import Final
 
 from skillshelf.diagnostics import Severity
 
-__all__ = ["RULES", "Finding", "LintReport", "LintSubject", "Rule", "finding", "sort_key"]
+__all__ = ["RULES", "LintFinding", "LintReport", "LintSubject", "Rule", "finding", "sort_key"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -90,7 +90,7 @@ class LintSubject:
 
 
 @dataclass(frozen=True, slots=True)
-class Finding:
+class LintFinding:
     """One lint finding.
 
     Attributes:
@@ -136,10 +136,10 @@ def finding(
     file: str | None = None,
     line: int | None = None,
     related: tuple[str, ...] = (),
-) -> Finding:
+) -> LintFinding:
     """A finding of rule ``code`` about ``subject`` (``file`` defaults to its SKILL.md)."""
     path = subject.path_of(file or subject.skill_md)
-    return Finding(code, RULES[code].severity, subject.name, message, hint, path, line, related)
+    return LintFinding(code, RULES[code].severity, subject.name, message, hint, path, line, related)
 
 
 _SEVERITY_ORDER: Final = {"error": 0, "warning": 1, "info": 2}
@@ -155,7 +155,7 @@ class LintReport:
         notes: Remarks about the run itself (e.g. a comparison budget that ran out).
     """
 
-    findings: tuple[Finding, ...]
+    findings: tuple[LintFinding, ...]
     skills_checked: int
     notes: tuple[str, ...] = ()
 
@@ -187,7 +187,7 @@ class LintReport:
         }
 
 
-def sort_key(finding: Finding) -> tuple[object, ...]:
+def sort_key(finding: LintFinding) -> tuple[object, ...]:
     """Order findings by skill, SKILL.md before other files, line, severity, code."""
     path = finding.path or ""
     not_skill_md = os.path.basename(path).lower() != "skill.md"

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from typing import Final
 
 from skillshelf.lint._markdown import SHELL_LANGUAGES, Fence, Scanned, scan, sentences
-from skillshelf.lint._model import Finding, LintSubject, finding
+from skillshelf.lint._model import LintFinding, LintSubject, finding
 
 __all__ = ["check_tools", "shell_commands"]
 
@@ -161,7 +161,7 @@ def _other_needs(scanned: Scanned) -> list[_Need]:
     return needs
 
 
-def check_tools(subject: LintSubject) -> list[Finding]:
+def check_tools(subject: LintSubject) -> list[LintFinding]:
     """Instructions in the body that the declared ``allowed-tools`` does not cover."""
     if subject.allowed_tools is None or subject.body is None:
         return []
@@ -170,7 +170,7 @@ def check_tools(subject: LintSubject) -> list[Finding]:
     allowed = subject.allowed_tools
     granted = {pattern_tool(p) for p in allowed}
     scanned = scan(subject.body, first_line=subject.body_line)
-    out: list[Finding] = []
+    out: list[LintFinding] = []
     by_program: dict[str, list[_Need]] = {}
     for need in _bash_needs(scanned):
         program = need.what.split(" ", 1)[0]
@@ -193,7 +193,7 @@ def check_tools(subject: LintSubject) -> list[Finding]:
 
 def _bash_finding(
     subject: LintSubject, program: str, needs: Sequence[_Need], allowed: Sequence[str]
-) -> Finding:
+) -> LintFinding:
     first = needs[0]
     more = f" (and {len(needs) - 1} more like it)" if len(needs) > 1 else ""
     bash_rules = [p for p in allowed if p.startswith("Bash")]
@@ -207,7 +207,7 @@ def _bash_finding(
     )
 
 
-def _other_finding(subject: LintSubject, need: _Need) -> Finding:
+def _other_finding(subject: LintSubject, need: _Need) -> LintFinding:
     tool = "Write or Edit" if need.tool == "Write" else need.tool
     action = "writes or edits files" if need.tool == "Write" else "fetches a URL"
     return finding(
