@@ -8,6 +8,20 @@ import sys
 import skillshelf
 
 EXPECTED = {
+    "CacheReport",
+    "CasesError",
+    "EvalCase",
+    "EvalReport",
+    "LintFinding",
+    "LintReport",
+    "TokenCounter",
+    "TokenReport",
+    "build_report",
+    "cache_report",
+    "get_counter",
+    "lint_repository",
+    "load_cases",
+    "run_cases",
     "SkillTools",
     "ToolResult",
     "open_store",

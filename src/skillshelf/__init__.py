@@ -14,11 +14,17 @@ __version__ = "0.1.0"
 __all__ = [
     "Activation",
     "Agent",
+    "CacheReport",
+    "CasesError",
     "CatalogEntry",
     "Changes",
     "Diagnostic",
+    "EvalCase",
+    "EvalReport",
     "FileAccessError",
     "FileContent",
+    "LintFinding",
+    "LintReport",
     "Lockfile",
     "Manifest",
     "Repository",
@@ -30,17 +36,25 @@ __all__ = [
     "SkillTools",
     "SkillshelfError",
     "Skipped",
+    "TokenCounter",
+    "TokenReport",
     "Tool",
     "ToolError",
     "ToolResult",
     "UsageError",
     "Watcher",
     "__version__",
+    "build_report",
+    "cache_report",
+    "get_counter",
+    "lint_repository",
+    "load_cases",
     "materialize",
     "open_store",
     "parse_skill_md",
     "read_skill_file",
     "render_catalog",
+    "run_cases",
     "safe_join",
     "validate_path",
 ]
@@ -76,11 +90,26 @@ _LAZY = {
     "ScanPolicy": "skillshelf.scanner",
     "Watcher": "skillshelf.watch",
     "materialize": "skillshelf.materialize",
+    "CacheReport": "skillshelf.cachereport",
+    "cache_report": "skillshelf.cachereport",
+    "CasesError": "skillshelf.evals",
+    "EvalCase": "skillshelf.evals",
+    "EvalReport": "skillshelf.evals",
+    "build_report": "skillshelf.evals",
+    "load_cases": "skillshelf.evals",
+    "run_cases": "skillshelf.evals",
+    "LintFinding": "skillshelf.lint",
+    "LintReport": "skillshelf.lint",
+    "lint_repository": "skillshelf.lint",
+    "TokenCounter": "skillshelf.tokens",
+    "get_counter": "skillshelf.tokens",
+    "TokenReport": "skillshelf.tokenreport",
 }
 
 if TYPE_CHECKING:
     from skillshelf.agent import Agent
     from skillshelf.agent_tools import Activation, Tool
+    from skillshelf.cachereport import CacheReport, cache_report
     from skillshelf.catalog import CatalogEntry, render_catalog
     from skillshelf.diagnostics import Diagnostic
     from skillshelf.errors import (
@@ -90,6 +119,15 @@ if TYPE_CHECKING:
         ToolError,
         UsageError,
     )
+    from skillshelf.evals import (
+        CasesError,
+        EvalCase,
+        EvalReport,
+        build_report,
+        load_cases,
+        run_cases,
+    )
+    from skillshelf.lint import LintFinding, LintReport, lint_repository
     from skillshelf.lockfile import Lockfile
     from skillshelf.manifest import Manifest
     from skillshelf.materialize import materialize
@@ -99,6 +137,8 @@ if TYPE_CHECKING:
     from skillshelf.search import SearchHit
     from skillshelf.skill import Skill, parse_skill_md
     from skillshelf.stores import open_store
+    from skillshelf.tokenreport import TokenReport
+    from skillshelf.tokens import TokenCounter, get_counter
     from skillshelf.tools import SkillTools, ToolResult
     from skillshelf.validate import validate_path
     from skillshelf.watch import Watcher
