@@ -132,14 +132,17 @@ def check_name(subject: LintSubject) -> list[LintFinding]:
     all_generic = all(p in _GENERIC_WORDS for p in parts)
     if not all_generic and parts[-1] not in _VAGUE_SUFFIXES:
         return []
-    subjects = [p for p in parts if p not in _GENERIC_WORDS]
-    obj = "-".join(subjects) or "pdfs"
+    obj = "-".join(p for p in parts if p not in _GENERIC_WORDS)
+    # Without an object in the name there is nothing to build on: give a plain example.
+    example = (
+        f"'{obj}-editing' or 'processing-{obj}'" if obj else "'pdf-editing' or 'processing-pdfs'"
+    )
     return [
         finding(
             "name.abstract",
             subject,
             f"The name {subject.name!r} is a generic noun; it does not say what the skill does",
-            f"name the action and its object, e.g. 'processing-{obj}' or '{obj}-editing'",
+            f"name the action and its object, e.g. {example}",
         )
     ]
 
