@@ -25,6 +25,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
 
 from skillshelf.errors import FileAccessError, SkillshelfError
 from skillshelf.search import closest_names
+from skillshelf.tools import SKILL_TOOLS
 
 __all__ = [
     "CaseProblem",
@@ -45,16 +46,7 @@ _SUFFIXES: Final[dict[str, CasesFormat]] = {
     ".yml": "yaml",
 }
 _ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}")  # it names trace files
-_MODEL_TOOLS: Final = (
-    "skill_search",
-    "skill_list",
-    "skill_load",
-    "skill_list_docs",
-    "skill_select_docs",
-    "skill_read_file",
-    "skill_unload",
-    "workspace_exec",
-)
+_MODEL_TOOLS: Final = (*SKILL_TOOLS, "workspace_exec")
 
 
 @dataclass(frozen=True, slots=True)
