@@ -1,8 +1,9 @@
 """``skillshelf eval``: trigger evals through the real agent loop.
 
 Registered on the ``skillshelf`` group by importing this module (see ``cli._COMMAND_MODULES``).
-Exit codes: 0 done (thresholds met); 1 a threshold failed, every run failed, or the provider
-rejected the credentials (as ``skillshelf chat``); 2 a usage error — bad options, a bad cases
+Exit codes: 0 done (thresholds met); 1 a threshold failed, every run failed (the eval stops
+once its first five runs fail before any succeeds), or the provider rejected the credentials
+(as ``skillshelf chat``); 2 a usage error — bad options, a bad cases
 file, an unusable ``--out`` folder or baseline.
 """
 
@@ -128,7 +129,8 @@ def eval_(
     parameter accuracy, steps and tokens.
 
     Exit codes: 0 done; 1 a --min-recall/--max-false-trigger threshold failed, every run
-    failed, or the provider rejected the API key; 2 a usage error (bad options or cases file,
+    failed (the eval stops once its first 5 runs fail before any succeeds: a server that is
+    down), or the provider rejected the API key; 2 a usage error (bad options or cases file,
     unknown expected skill, unusable --out folder or baseline).
     """
     from skillshelf.evals.cases import CasesError, check_cases, load_cases
@@ -204,7 +206,7 @@ def _run(
 ) -> list[RunOutcome]:
     import anyio
 
-    from skillshelf.evals.runner import run_cases
+    from skillshelf.evals.runner import EvalAbortedError, run_cases
     from skillshelf.models import ModelAuthError
 
     with _progress(len(cases) * runs, enabled=not as_json and sys.stderr.isatty()) as advance:
@@ -221,7 +223,7 @@ def _run(
                     on_run=advance,
                 )
             )
-        except ModelAuthError as exc:
+        except (ModelAuthError, EvalAbortedError) as exc:
             _fail(str(exc))
 
 

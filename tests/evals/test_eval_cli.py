@@ -406,3 +406,20 @@ def test_help_explains_every_option() -> None:
     ):  # fmt: skip
         assert option in text
     assert "lexical baseline" in text
+
+
+def test_a_model_failing_its_first_five_runs_stops_the_eval(tmp_path: Path) -> None:
+    script = tmp_path / "replies.json"
+    script.write_text("[]")  # a server that never answers
+    cases = write_cases(
+        tmp_path / "c.json", [{"query": f"q{i}", "expected_skill": None} for i in range(12)]
+    )
+    result = invoke(
+        cases, "--root", EXAMPLES, "--no-cache", "--model", f"scripted:{script}",
+        "--concurrency", "1",
+    )  # fmt: skip
+    assert result.exit_code == 1
+    assert "error: stopped: the first 5 runs all failed, none succeeded; the first:" in (
+        result.stderr
+    )
+    assert result.stdout == ""

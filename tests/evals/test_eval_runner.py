@@ -13,8 +13,15 @@ import pytest
 
 from skillshelf.evals.cases import EvalCase
 from skillshelf.evals.report import build_report
-from skillshelf.evals.runner import RunOutcome, run_cases
-from skillshelf.models import ModelAuthError, ModelRequest, ModelResponse, TextSink, Usage
+from skillshelf.evals.runner import EvalAbortedError, RunOutcome, run_cases
+from skillshelf.models import (
+    ModelAuthError,
+    ModelRequest,
+    ModelResponse,
+    TextSink,
+    TransientModelError,
+    Usage,
+)
 from skillshelf.repository import Repository
 from skillshelf.testing import make_skill, reply, scripted_by_query
 
@@ -123,6 +130,45 @@ def test_an_auth_error_stops_the_eval(repo: Repository) -> None:
     cases = [EvalCase(f"c{i}", "do alpha", "alpha") for i in range(6)]
     with pytest.raises(ModelAuthError, match="rejected the API key"):
         run(cases, repo, _AuthFailing(), concurrency=2)
+
+
+class _Unreachable:
+    """A server that is down: every request fails the same way; counts the requests."""
+
+    name = "unreachable"
+
+    def __init__(self, *, first: ModelResponse | None = None) -> None:
+        self.requests = 0
+        self.first = first
+
+    async def complete(
+        self, request: ModelRequest, *, on_text: TextSink | None = None
+    ) -> ModelResponse:
+        self.requests += 1
+        if self.first is not None and self.requests == 1:
+            return self.first
+        raise TransientModelError("Cannot reach the model server: Connection refused.")
+
+
+def test_the_first_five_runs_failing_stops_the_eval(repo: Repository) -> None:
+    from skillshelf.conversation import RetryPolicy
+
+    cases = [EvalCase(f"c{i}", "do alpha", "alpha") for i in range(40)]
+    model = _Unreachable()
+    with pytest.raises(EvalAbortedError, match="the first 5 runs all failed") as caught:
+        anyio.run(lambda: run_cases(cases, repo, model, concurrency=1, retry=RetryPolicy(0)))
+    assert len(caught.value.outcomes) == 5
+    assert model.requests == 5  # the other 35 cases never reached the model
+    assert "Connection refused" in str(caught.value)
+
+
+def test_failures_after_a_success_do_not_stop_the_eval(repo: Repository) -> None:
+    from skillshelf.conversation import RetryPolicy
+
+    cases = [EvalCase(f"c{i}", "nothing", None) for i in range(8)]
+    model = _Unreachable(first=ModelResponse("no skill needed", (), "stop"))
+    outcomes = anyio.run(lambda: run_cases(cases, repo, model, concurrency=1, retry=RetryPolicy(0)))
+    assert [o.error is None for o in outcomes] == [True] + [False] * 7
 
 
 class _Counting:

@@ -23,16 +23,29 @@ from typing import TYPE_CHECKING, Any, Final
 
 import anyio
 
+from skillshelf.errors import SkillshelfError
 from skillshelf.models import Model, ModelAuthError, Usage
 from skillshelf.trace import Trace
 
 if TYPE_CHECKING:
+    from skillshelf.conversation import RetryPolicy
     from skillshelf.evals.cases import EvalCase
     from skillshelf.repository import Repository
 
-__all__ = ["DEFAULT_CONCURRENCY", "RunOutcome", "ToolUse", "outcome_from_records", "run_cases"]
+__all__ = [
+    "DEFAULT_ABORT_AFTER",
+    "DEFAULT_CONCURRENCY",
+    "EvalAbortedError",
+    "RunOutcome",
+    "ToolUse",
+    "outcome_from_records",
+    "run_cases",
+]
 
 DEFAULT_CONCURRENCY: Final = 4
+# A dead server or a wrong model name fails every run the same way, each after its retries;
+# this many failures before any success stop the eval instead of grinding through all cases.
+DEFAULT_ABORT_AFTER: Final = 5
 DEFAULT_INSTRUCTIONS: Final = "You are a helpful assistant."  # what `skillshelf chat` sends
 
 
@@ -178,6 +191,22 @@ def _arguments(value: Any) -> Mapping[str, Any]:
     return value if isinstance(value, dict) else {}
 
 
+class EvalAbortedError(SkillshelfError):
+    """The first runs all failed (see ``abort_after``); the eval stopped.
+
+    Attributes:
+        outcomes: The failed runs, in the order they finished.
+    """
+
+    def __init__(self, outcomes: Sequence[RunOutcome]) -> None:
+        self.outcomes = tuple(outcomes)
+        first = outcomes[0].error if outcomes else "?"
+        super().__init__(
+            f"stopped: the first {len(self.outcomes)} runs all failed, none succeeded; "
+            f"the first: {first}"
+        )
+
+
 class _RecordingTrace(Trace):
     """A trace that also keeps its records in memory."""
 
@@ -201,6 +230,8 @@ async def run_cases(
     max_steps: int | None = None,
     trace_dir: Path | None = None,
     on_run: Callable[[RunOutcome], None] | None = None,
+    abort_after: int | None = DEFAULT_ABORT_AFTER,
+    retry: RetryPolicy | None = None,
 ) -> list[RunOutcome]:
     """Run every case ``runs`` times, at most ``concurrency`` runs at once.
 
@@ -213,12 +244,15 @@ async def run_cases(
         max_steps: Model requests per run (default: the agent's).
         trace_dir: Write each run's JSONL trace to ``<case-id>-run<k>.jsonl`` here.
         on_run: Called after each run (for a progress bar).
+        abort_after: Stop when this many runs have failed before any succeeded (None: never).
+        retry: Retries of failed model requests within a run (default: the agent's).
 
     Returns:
         The outcomes, by case then run number, whatever order they finished in.
 
     Raises:
         ModelAuthError: The provider rejected the credentials.
+        EvalAbortedError: The first ``abort_after`` runs all failed.
     """
     from skillshelf.errors import UsageError
 
@@ -227,18 +261,29 @@ async def run_cases(
     limiter = anyio.CapacityLimiter(concurrency)
     outcomes: dict[tuple[int, int], RunOutcome] = {}
     auth: list[ModelAuthError] = []
+    failed_first: list[RunOutcome] = []  # failures while no run has succeeded yet
+    succeeded = False
 
     async def one(index: int, case: EvalCase, run: int) -> None:
+        nonlocal succeeded
         async with limiter:
+            if group.cancel_scope.cancel_called:
+                return
             try:
-                outcome = await _run_one(case, run, repo, model, max_steps, trace_dir)
+                outcome = await _run_one(case, run, repo, model, max_steps, trace_dir, retry)
             except ModelAuthError as exc:
                 auth.append(exc)
                 group.cancel_scope.cancel()
                 return
-        outcomes[(index, run)] = outcome
-        if on_run is not None:
-            on_run(outcome)
+            # Still holding the limiter: no further run starts before an abort is decided.
+            outcomes[(index, run)] = outcome
+            if on_run is not None:
+                on_run(outcome)
+            succeeded = succeeded or outcome.error is None
+            if not succeeded and abort_after is not None:
+                failed_first.append(outcome)
+                if len(failed_first) >= abort_after:
+                    group.cancel_scope.cancel()
 
     async with anyio.create_task_group() as group:
         for index, case in enumerate(cases):
@@ -246,6 +291,8 @@ async def run_cases(
                 group.start_soon(one, index, case, run)
     if auth:
         raise auth[0]
+    if abort_after is not None and not succeeded and len(failed_first) >= abort_after:
+        raise EvalAbortedError(failed_first)
     return [outcomes[key] for key in sorted(outcomes)]
 
 
@@ -256,6 +303,7 @@ async def _run_one(
     model: Model,
     max_steps: int | None,
     trace_dir: Path | None,
+    retry: RetryPolicy | None,
 ) -> RunOutcome:
     from skillshelf.agent import DEFAULT_MAX_STEPS, Agent
 
@@ -270,6 +318,7 @@ async def _run_one(
             instructions=DEFAULT_INSTRUCTIONS,
             max_steps=max_steps or DEFAULT_MAX_STEPS,
             trace=trace,
+            retry=retry,
         )
         await agent.run(case.query, session_id=f"eval-{case.id}-run{run}")
     except ModelAuthError:
