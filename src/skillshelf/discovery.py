@@ -10,10 +10,11 @@ symlinked folders but never round a loop, and turns every problem into a diagnos
 from __future__ import annotations
 
 import errno
+import operator
 import os
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import Final
+from typing import Final, NamedTuple
 
 from skillshelf.diagnostics import Diagnostic, Severity
 from skillshelf.frontmatter import FrontmatterError, Mode
@@ -56,8 +57,7 @@ class WalkOptions:
     full_read: bool = False
 
 
-@dataclass(slots=True)
-class Found:
+class Found(NamedTuple):
     """A SKILL.md found by the walk.
 
     Attributes:
@@ -150,11 +150,14 @@ class _Walker:
     def descend(self, directory: str, depth: int) -> None:
         if depth >= self.options.max_depth:
             return
+        result = self.result
+        max_dirs = self.options.max_dirs
+        try_skill = self.try_skill
         for entry in self._subdirs(directory):
             if self.capped:
                 return
-            self.result.dirs_visited += 1
-            if self.result.dirs_visited > self.options.max_dirs:
+            result.dirs_visited += 1
+            if result.dirs_visited > max_dirs:
                 self.capped = True
                 self._diag(
                     "discovery.dir_cap",
@@ -167,13 +170,13 @@ class _Walker:
             # Symlinked folders are recorded by their real path, so every skill path is
             # canonical (containment checks and skills-ref's locations both rely on it).
             path = os.path.realpath(entry.path) if entry.is_symlink() else entry.path
-            if self.try_skill(path) is None and self._enter(entry):
+            if try_skill(path) is None and self._enter(entry):
                 self.descend(path, depth + 1)
 
     def _subdirs(self, directory: str) -> Iterator[os.DirEntry[str]]:
         try:
             with os.scandir(directory) as it:
-                entries = sorted(it, key=_entry_name)
+                entries = sorted(it, key=_ENTRY_NAME)
         except OSError as exc:
             self._diag("discovery.unreadable_dir", f"Cannot list folder: {exc.strerror}", directory)
             return
@@ -219,5 +222,4 @@ def _failed(md_path: str, code: str, message: str) -> ParsedSkillMd:
     return ParsedSkillMd(None, (Diagnostic(code, "error", message, None, md_path),))
 
 
-def _entry_name(entry: os.DirEntry[str]) -> str:
-    return entry.name
+_ENTRY_NAME: Final = operator.attrgetter("name")
