@@ -17,11 +17,12 @@ from __future__ import annotations
 from skillshelf.evals.cases import CasesError, EvalCase, check_cases, load_cases, parse_cases
 from skillshelf.evals.compare import BaselineError, Previous, ReportDiff, diff_reports
 from skillshelf.evals.report import EvalReport, build_report, threshold_failures
-from skillshelf.evals.runner import RunOutcome, ToolUse, run_cases
+from skillshelf.evals.runner import EvalAbortedError, RunOutcome, ToolUse, run_cases
 
 __all__ = [
     "BaselineError",
     "CasesError",
+    "EvalAbortedError",
     "EvalCase",
     "EvalReport",
     "Previous",
