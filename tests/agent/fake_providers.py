@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Self
 
-from skillshelf.models import ModelResponse
+from skillshelf.models import ModelResponse, Usage
 
 # Joining the server thread after shutdown: it answers within milliseconds; a margin for CI.
 _STOP_TIMEOUT_S = 10.0
@@ -195,7 +195,15 @@ class FakeOpenAI(FakeServer):
 
 
 class FakeAnthropic(FakeServer):
-    """``POST /v1/messages``."""
+    """``POST /v1/messages``.
+
+    Like the real API it answers HTTP 400 to a request with more than four ``cache_control``
+    breakpoints or with one on a blank text block, so every test through it checks those rules.
+    """
+
+    def next_reply(self, body: dict[str, Any]) -> Scripted:
+        problem = _cache_control_problem(body)
+        return Fail(400, problem) if problem else super().next_reply(body)
 
     def _blocks(self, reply: ModelResponse) -> list[dict[str, Any]]:
         blocks: list[dict[str, Any]] = []
@@ -270,11 +278,34 @@ def _openai_usage(reply: ModelResponse) -> dict[str, int]:
 
 
 def _anthropic_usage(reply: ModelResponse) -> dict[str, int]:
-    """The reply's scripted usage (1 and 1 when it has none), in Anthropic's shape."""
-    inputs, outputs = (
-        (reply.usage.input_tokens, reply.usage.output_tokens) if reply.usage else (1, 1)
-    )
-    return {"input_tokens": inputs, "output_tokens": outputs}
+    """The reply's scripted usage (1 and 1 when it has none), in Anthropic's shape: the cached
+    parts of the prompt apart from ``input_tokens``."""
+    usage = reply.usage or Usage(1, 1)
+    return {
+        "input_tokens": usage.uncached_input_tokens,
+        "cache_creation_input_tokens": usage.cache_write_tokens,
+        "cache_read_input_tokens": usage.cache_read_tokens,
+        "output_tokens": usage.output_tokens,
+    }
+
+
+# The Messages API's limit on cache_control breakpoints per request.
+_MAX_BREAKPOINTS = 4
+
+
+def _cache_control_problem(body: dict[str, Any]) -> str | None:
+    """What the real API would reject about the request's cache breakpoints, if anything."""
+    system = body.get("system")
+    blocks = [*body.get("tools", ()), *(system if isinstance(system, list) else ())]
+    for message in body.get("messages", ()):
+        if isinstance(message.get("content"), list):
+            blocks += message["content"]
+    marked = [b for b in blocks if b.get("cache_control") is not None]
+    if len(marked) > _MAX_BREAKPOINTS:
+        return f"A maximum of {_MAX_BREAKPOINTS} blocks with cache_control may be provided."
+    if any(b.get("type") == "text" and not str(b.get("text", "")).strip() for b in marked):
+        return "cache_control cannot be set for empty text blocks"
+    return None
 
 
 def _finish(reply: ModelResponse) -> str:

@@ -454,4 +454,5 @@ def test_sub_agent_steps_are_traced_under_its_own_name(
     assert server.bodies()[1]["messages"][-1]["content"] in (
         "say hi",
         [{"type": "text", "text": "say hi"}],
+        [{"type": "text", "text": "say hi", "cache_control": {"type": "ephemeral"}}],  # Anthropic
     )

@@ -15,7 +15,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar, runtime_checkable
 
@@ -81,22 +81,60 @@ class ToolCall:
 class Usage:
     """Tokens one request (or a sum of requests) used, as the provider reported them.
 
+    ``input_tokens`` is the whole prompt, whatever its price: Anthropic reports the cached parts
+    apart from ``input_tokens`` and the adapter adds them back, so the total means the same for
+    every provider. The cache fields say how much of that total was read from or written to the
+    provider's prompt cache (0 when it did not say).
+
     Attributes:
         input_tokens: Prompt tokens (Anthropic: including cache reads and writes).
         output_tokens: Completion tokens.
+        cache_read_tokens: Prompt tokens served from the cache (billed at a fraction).
+        cache_write_tokens: Prompt tokens written to the cache (Anthropic bills them at a premium).
     """
 
     input_tokens: int = 0
     output_tokens: int = 0
+    cache_read_tokens: int = 0
+    cache_write_tokens: int = 0
+
+    @property
+    def uncached_input_tokens(self) -> int:
+        """Prompt tokens neither read from nor written to the cache."""
+        return self.input_tokens - self.cache_read_tokens - self.cache_write_tokens
 
     def __add__(self, other: Usage) -> Usage:
         return Usage(
-            self.input_tokens + other.input_tokens, self.output_tokens + other.output_tokens
+            self.input_tokens + other.input_tokens,
+            self.output_tokens + other.output_tokens,
+            self.cache_read_tokens + other.cache_read_tokens,
+            self.cache_write_tokens + other.cache_write_tokens,
         )
 
     def to_json(self) -> dict[str, int]:
-        """``{"input_tokens": …, "output_tokens": …}``."""
-        return {"input_tokens": self.input_tokens, "output_tokens": self.output_tokens}
+        """``{"input_tokens": …, "output_tokens": …}``, plus ``cache_read_tokens`` and
+        ``cache_write_tokens`` when they are not 0 (so usage without caching keeps its shape)."""
+        out = {"input_tokens": self.input_tokens, "output_tokens": self.output_tokens}
+        if self.cache_read_tokens:
+            out["cache_read_tokens"] = self.cache_read_tokens
+        if self.cache_write_tokens:
+            out["cache_write_tokens"] = self.cache_write_tokens
+        return out
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> Usage:
+        """The inverse of :meth:`to_json` (missing cache fields are 0).
+
+        Raises:
+            KeyError: ``input_tokens`` or ``output_tokens`` is missing.
+            ValueError: A count is not an integer.
+        """
+        return cls(
+            int(data["input_tokens"]),
+            int(data["output_tokens"]),
+            int(data.get("cache_read_tokens", 0)),
+            int(data.get("cache_write_tokens", 0)),
+        )
 
 
 @dataclass(frozen=True, slots=True)
