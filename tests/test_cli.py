@@ -7,6 +7,7 @@ when piped. Every test points the index cache at a temporary folder.
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import shutil
@@ -884,3 +885,35 @@ def test_python_dash_m_offers_the_commands_of_every_command_module(
     assert done.returncode == 0, done.stderr
     for command in ("serve", "chat", "exec", "lint", "tokens", "eval"):
         assert f"  {command} " in done.stdout
+
+
+class _FakeTerminal(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+def test_progress_bar_draws_on_a_terminal_stderr_only(monkeypatch: pytest.MonkeyPatch) -> None:
+    from skillshelf.cli import progress_bar
+
+    terminal, stdout = _FakeTerminal(), io.StringIO()
+    monkeypatch.setattr(sys, "stderr", terminal)
+    monkeypatch.setattr(sys, "stdout", stdout)
+    with progress_bar(3, "reading skills") as advance:
+        for _ in range(3):
+            advance("one")
+    assert "reading skills" in terminal.getvalue()
+    assert stdout.getvalue() == ""
+
+
+def test_progress_bar_is_silent_when_stderr_is_not_a_terminal(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from skillshelf.cli import progress_bar
+
+    piped = io.StringIO()
+    monkeypatch.setattr(sys, "stderr", piped)
+    with progress_bar(2, "eval runs") as advance:
+        advance()
+    with progress_bar(2, "eval runs", enabled=False) as advance:
+        advance()
+    assert piped.getvalue() == ""

@@ -7,11 +7,12 @@ terminal and printed as plain text when piped.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import importlib
 import json
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
 
 import click
@@ -42,6 +43,23 @@ def _emit_json(value: object) -> None:
 
 def _is_tty() -> bool:
     return sys.stdout.isatty()
+
+
+@contextlib.contextmanager
+def progress_bar(total: int, label: str, *, enabled: bool = True) -> Iterator[Callable[..., None]]:
+    """A rich progress bar on stderr, only when stderr is a terminal (never corrupts stdout).
+
+    Yields a function to call once per finished item (its arguments are ignored).
+    """
+    if not (enabled and sys.stderr.isatty()):
+        yield lambda *_args: None
+        return
+    from rich.console import Console
+    from rich.progress import Progress
+
+    with Progress(console=Console(stderr=True), transient=True) as bar:
+        task = bar.add_task(label, total=total)
+        yield lambda *_args: bar.advance(task)
 
 
 _REPO_KEY = "skillshelf.repository"

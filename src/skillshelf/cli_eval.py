@@ -9,14 +9,21 @@ file, an unusable ``--out`` folder or baseline.
 
 from __future__ import annotations
 
-import sys
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final, NoReturn
 
 import click
 
-from skillshelf.cli import _emit_json, _fail, _is_tty, _repo_from, main, root_options
+from skillshelf.cli import (
+    _emit_json,
+    _fail,
+    _is_tty,
+    _repo_from,
+    main,
+    progress_bar,
+    root_options,
+)
 from skillshelf.errors import SkillshelfError, UsageError
 
 if TYPE_CHECKING:
@@ -209,7 +216,7 @@ def _run(
     from skillshelf.evals.runner import EvalAbortedError, run_cases
     from skillshelf.models import ModelAuthError
 
-    with _progress(len(cases) * runs, enabled=not as_json and sys.stderr.isatty()) as advance:
+    with progress_bar(len(cases) * runs, "eval runs", enabled=not as_json) as advance:
         try:
             return anyio.run(
                 lambda: run_cases(
@@ -225,34 +232,6 @@ def _run(
             )
         except (ModelAuthError, EvalAbortedError) as exc:
             _fail(str(exc))
-
-
-class _progress:
-    """A rich progress bar on stderr (a terminal only), advanced once per finished run."""
-
-    def __init__(self, total: int, *, enabled: bool) -> None:
-        self.total = total
-        self.enabled = enabled
-        self._bar: Any = None
-        self._task: Any = None
-
-    def __enter__(self) -> Any:
-        if self.enabled:
-            from rich.console import Console
-            from rich.progress import Progress
-
-            self._bar = Progress(console=Console(stderr=True), transient=True)
-            self._bar.start()
-            self._task = self._bar.add_task("eval runs", total=self.total)
-        return self.advance
-
-    def advance(self, _outcome: RunOutcome) -> None:
-        if self._bar is not None:
-            self._bar.advance(self._task)
-
-    def __exit__(self, *_exc: object) -> None:
-        if self._bar is not None:
-            self._bar.stop()
 
 
 def _finish(

@@ -9,7 +9,16 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from skillshelf.cli import _emit_json, _fail, _is_tty, _repo_from, _table, main, root_options
+from skillshelf.cli import (
+    _emit_json,
+    _fail,
+    _is_tty,
+    _repo_from,
+    _table,
+    main,
+    progress_bar,
+    root_options,
+)
 from skillshelf.errors import SkillNotFoundError, SkillshelfError, UsageError
 
 if TYPE_CHECKING:
@@ -90,12 +99,14 @@ def tokens(
     try:
         for name in names:
             repo.get(name)
-        report = report_for_repository(
-            repo,
-            format=fmt,  # type: ignore[arg-type]  # click.Choice checked it
-            budget_chars=budget,
-            counter=counter,
-        )
+        with progress_bar(len(repo.skills), "reading skills", enabled=not as_json) as advance:
+            report = report_for_repository(
+                repo,
+                format=fmt,  # type: ignore[arg-type]  # click.Choice checked it
+                budget_chars=budget,
+                counter=counter,
+                on_skill=advance,
+            )
         cached = _cache(repo, cache_skill) if cache else None
     except (SkillNotFoundError, UsageError, SkillshelfError, OSError) as exc:
         _fail(str(exc))

@@ -8,7 +8,7 @@
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any, Final, Literal
 
@@ -70,8 +70,10 @@ class SkillTexts:
 _WHOLE_FILE_CHARS: Final = 50_000_000
 
 
-def gather_skill_texts(skills: Iterable[Skill]) -> list[SkillTexts]:
-    """Read each skill's body, load text and documents.
+def gather_skill_texts(
+    skills: Iterable[Skill], *, on_skill: Callable[[str], None] | None = None
+) -> list[SkillTexts]:
+    """Read each skill's body, load text and documents; ``on_skill(name)`` after each one.
 
     Raises:
         SkillshelfError: A SKILL.md vanished or no longer parses.
@@ -112,6 +114,8 @@ def gather_skill_texts(skills: Iterable[Skill]) -> list[SkillTexts]:
                 other,
             )
         )
+        if on_skill is not None:
+            on_skill(skill.name)
     return gathered
 
 
@@ -357,6 +361,7 @@ def report_for_repository(
     format: CatalogFormat = "xml",
     budget_chars: int | None = None,
     counter: TokenCounter | None = None,
+    on_skill: Callable[[str], None] | None = None,
 ) -> TokenReport:
     """The token report of every skill in ``repo``.
 
@@ -366,12 +371,13 @@ def report_for_repository(
         format: Catalog format.
         budget_chars: The catalog budget (the agent's default is 12,000 characters).
         counter: Counts tokens (default: :func:`get_counter` for ``encoding``).
+        on_skill: Called with each skill's name once its files are read (progress).
 
     Raises:
         UsageError: An unknown encoding or format, or a negative budget.
         SkillshelfError: A SKILL.md vanished or no longer parses.
     """
-    texts = gather_skill_texts(repo.skills)
+    texts = gather_skill_texts(repo.skills, on_skill=on_skill)
     return token_report(
         texts, counter or get_counter(encoding), format=format, budget_chars=budget_chars
     )

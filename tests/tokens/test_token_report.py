@@ -208,3 +208,9 @@ def test_names_that_fit_are_listed_and_the_rest_left_out_in_order() -> None:
     assert 0 < listed < 300
     assert [fates[e.name] for e in many] == ["name_only"] * listed + ["omitted"] * (300 - listed)
     assert f'<omitted count="{300 - listed}">' in rendered
+
+
+def test_progress_is_reported_once_per_skill_in_order(repo: Repository) -> None:
+    seen: list[str] = []
+    report_for_repository(repo, counter=words(), on_skill=seen.append)
+    assert seen == [s.name for s in repo.skills]
