@@ -269,12 +269,18 @@ class FakeAnthropic(FakeServer):
         return {"type": "error", "error": {"type": "fake_error", "message": fail.message}}
 
 
-def _openai_usage(reply: ModelResponse) -> dict[str, int]:
+def _openai_usage(reply: ModelResponse) -> dict[str, Any]:
     """The reply's scripted usage (1 and 1 when it has none), in OpenAI's shape."""
-    inputs, outputs = (
-        (reply.usage.input_tokens, reply.usage.output_tokens) if reply.usage else (1, 1)
-    )
-    return {"prompt_tokens": inputs, "completion_tokens": outputs, "total_tokens": inputs + outputs}
+    usage = reply.usage or Usage(1, 1)
+    inputs, outputs = usage.input_tokens, usage.output_tokens
+    out: dict[str, Any] = {
+        "prompt_tokens": inputs,
+        "completion_tokens": outputs,
+        "total_tokens": inputs + outputs,
+    }
+    if usage.cache_read_tokens:
+        out["prompt_tokens_details"] = {"cached_tokens": usage.cache_read_tokens}
+    return out
 
 
 def _anthropic_usage(reply: ModelResponse) -> dict[str, int]:

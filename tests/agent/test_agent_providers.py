@@ -16,7 +16,7 @@ from fake_providers import Fail, FakeAnthropic, FakeOpenAI, FakeServer, Script
 
 from skillshelf.agent import Agent, RepeatedToolFailureError, RetryPolicy
 from skillshelf.agent_tools import Activation, Tool
-from skillshelf.models import Model, ModelAuthError
+from skillshelf.models import Model, ModelAuthError, Usage
 from skillshelf.models.anthropic_messages import AnthropicModel
 from skillshelf.models.openai_chat import OpenAIChatModel
 from skillshelf.repository import Repository
@@ -456,3 +456,17 @@ def test_sub_agent_steps_are_traced_under_its_own_name(
         [{"type": "text", "text": "say hi"}],
         [{"type": "text", "text": "say hi", "cache_control": {"type": "ephemeral"}}],  # Anthropic
     )
+
+
+@pytest.mark.parametrize("stream", [False, True])
+def test_usage_with_cache_reads_reaches_the_run_result(
+    start_server: StartServer, repo: Repository, stream: bool
+) -> None:
+    server = start_server(
+        [
+            reply(tools=[("skill_load", {"skill": "csv-insights"})], usage=Usage(900, 12)),
+            reply("Done.", usage=Usage(1500, 8, cache_read_tokens=896)),
+        ]
+    )
+    result = agent_for(server, repo, stream=stream).run_sync("profile data.csv")
+    assert result.usage == Usage(2400, 20, cache_read_tokens=896)

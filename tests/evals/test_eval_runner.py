@@ -223,3 +223,17 @@ def test_traces_are_written_per_case_and_run(repo: Repository, tmp_path: Path) -
 def test_slash_command_loads_are_not_the_models(repo: Repository) -> None:
     outcomes = run([EvalCase("s", "/alpha go", "alpha")], repo, scripted_by_query({}))
     assert outcomes[0].predicted is None
+
+
+def test_run_usage_keeps_the_cache_split_from_the_trace() -> None:
+    from skillshelf.evals.runner import outcome_from_records
+
+    records = [
+        {"type": "model", "usage": {"input_tokens": 900, "output_tokens": 12}},
+        {
+            "type": "model",
+            "usage": {"input_tokens": 1500, "output_tokens": 8, "cache_read_tokens": 896},
+        },
+    ]
+    outcome = outcome_from_records("c", 1, records)
+    assert outcome.usage == Usage(2400, 20, cache_read_tokens=896)

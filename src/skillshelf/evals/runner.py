@@ -173,7 +173,7 @@ def outcome_from_records(
             steps += 1
             reported = record.get("usage")
             if isinstance(reported, Mapping):
-                tokens = Usage(int(reported["input_tokens"]), int(reported["output_tokens"]))
+                tokens = Usage.from_json(reported)
                 usage = tokens if usage is None else usage + tokens
         elif kind == "tool" and record.get("source") == "model":
             arguments = _arguments(record.get("arguments"))

@@ -131,4 +131,7 @@ def _usage(usage: Any) -> Usage | None:
     """The SDK's ``CompletionUsage`` → :class:`Usage` (None when the server sent none)."""
     if usage is None:
         return None
-    return Usage(int(usage.prompt_tokens or 0), int(usage.completion_tokens or 0))
+    # OpenAI caches prompt prefixes on its own and says how much it read in the details.
+    details = getattr(usage, "prompt_tokens_details", None)
+    cached = getattr(details, "cached_tokens", None) or 0
+    return Usage(int(usage.prompt_tokens or 0), int(usage.completion_tokens or 0), int(cached))
