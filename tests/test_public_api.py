@@ -8,6 +8,7 @@ import sys
 import skillshelf
 
 EXPECTED = {
+    "Usage",
     "CacheReport",
     "CasesError",
     "EvalCase",

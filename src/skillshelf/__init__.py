@@ -41,6 +41,7 @@ __all__ = [
     "Tool",
     "ToolError",
     "ToolResult",
+    "Usage",
     "UsageError",
     "Watcher",
     "__version__",
@@ -104,6 +105,7 @@ _LAZY = {
     "TokenCounter": "skillshelf.tokens",
     "get_counter": "skillshelf.tokens",
     "TokenReport": "skillshelf.tokenreport",
+    "Usage": "skillshelf.models",
 }
 
 if TYPE_CHECKING:
@@ -131,6 +133,7 @@ if TYPE_CHECKING:
     from skillshelf.lockfile import Lockfile
     from skillshelf.manifest import Manifest
     from skillshelf.materialize import materialize
+    from skillshelf.models import Usage
     from skillshelf.paths import FileContent, read_skill_file, safe_join
     from skillshelf.repository import Changes, Repository, Shadowed, Skipped
     from skillshelf.scanner import ScanPolicy
