@@ -128,6 +128,9 @@ class _State:
     shadowed: list[Shadowed] = field(default_factory=list)
     skipped: list[Skipped] = field(default_factory=list)
     diagnostics: list[Diagnostic] = field(default_factory=list)
+    # Built on first search and kept with the skills it indexes, so a refresh in another
+    # thread (the watcher) can never leave an index of an older state behind.
+    search_index: SearchIndex | None = None
 
 
 class Repository:
@@ -188,7 +191,6 @@ class Repository:
         self._remote: dict[str, Materialized] = {}
         self._trust = _trust_gate(self.roots, lockfile, scan_policy)
         self._state = _State()
-        self._search_index: SearchIndex | None = None
         self.refresh()
 
     # -- reading -------------------------------------------------------------------------
@@ -279,11 +281,12 @@ class Repository:
 
     def search(self, query: str, *, limit: int = 10) -> list[SearchHit]:
         """Rank the skills for ``query`` (name, triggers, tags, description, BM25)."""
-        if self._search_index is None:
+        state = self._state  # one snapshot: refresh() swaps the whole state at once
+        if state.search_index is None:
             from skillshelf.search import SearchIndex
 
-            self._search_index = SearchIndex(self._state.skills.values())
-        return self._search_index.search(query, limit=limit)
+            state.search_index = SearchIndex(state.skills.values())
+        return state.search_index.search(query, limit=limit)
 
     def read_file(self, name: str, path: str, *, max_chars: int = 24_000) -> FileContent:
         """Read a file of skill ``name`` by a path relative to its folder.
@@ -304,7 +307,8 @@ class Repository:
         Returns:
             The names added, changed (new content) and removed since the last scan.
         """
-        before = self._state.skills
+        previous = self._state
+        before = previous.skills
         state = _State()
         winners: dict[str, Skill] = {}
         # A scan allocates tens of thousands of small, long-lived objects and no cycles; the
@@ -322,10 +326,11 @@ class Repository:
         if self._trust is not None:
             self._trust.apply(state, winners)
         state.skills = dict(sorted(winners.items()))
-        self._state = state
         changes = _diff(before, state.skills)
-        if changes or self._search_index is None:
-            self._search_index = None
+        if not changes:
+            state.search_index = previous.search_index
+        # One assignment: a reader in another thread sees the old state or the new, never a mix.
+        self._state = state
         return changes
 
     def _scan_root(self, root: str, state: _State, winners: dict[str, Skill]) -> None:
