@@ -2,14 +2,18 @@
 
 With ``-m`` one message goes in and the final answer comes out on stdout (exit 0); without it,
 an interactive prompt keeps the conversation's history until end of input or ``/exit``. The
-answer streams as it arrives; each tool call is one status line on stderr.
+answer streams as it arrives; each tool call is one status line on stderr. With ``--watch``
+the skill folders are watched for the whole chat: each refresh that adds, edits or removes
+skills is one status line on stderr, and the next model request sees the new catalog.
 """
 
 from __future__ import annotations
 
 import contextlib
 import json
+import os
 import sys
+from collections.abc import Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 import click
@@ -19,6 +23,7 @@ from skillshelf.errors import SkillshelfError, UsageError
 
 if TYPE_CHECKING:
     from skillshelf.agent import Conversation, ToolRecord
+    from skillshelf.repository import Changes, Repository, Skipped
 
 __all__ = ["chat"]
 
@@ -51,9 +56,27 @@ _EXIT_WORDS = frozenset({"/exit", "/quit"})
 @click.option(
     "--store", "store_url", help="Session store URL (memory://, sqlite:///PATH, redis://…)."
 )
-@click.option("--instructions", default="You are a helpful assistant.", show_default=True)
-@click.option("--max-steps", type=click.IntRange(1), default=20, show_default=True)
+@click.option(
+    "--instructions",
+    default="You are a helpful assistant.",
+    show_default=True,
+    help="Your part of the system prompt; the skills catalog and tool guidance follow it.",
+)
+@click.option(
+    "--max-steps",
+    type=click.IntRange(1),
+    default=20,
+    show_default=True,
+    help="Model requests per message before giving up on an answer.",
+)
 @click.option("--no-stream", is_flag=True, help="Wait for whole replies instead of streaming.")
+@click.option(
+    "--watch",
+    is_flag=True,
+    help="Watch the skill folders during the chat: added, edited and removed skills reach "
+    "the next model request, and a line on stderr says what changed (needs the 'watch' "
+    "extra).",
+)
 def chat(
     model_spec: str,
     base_url: str | None,
@@ -65,9 +88,16 @@ def chat(
     instructions: str,
     max_steps: int,
     no_stream: bool,
+    watch: bool,
     **kwargs: Any,
 ) -> None:
-    """Chat with a model that can load and use the skills."""
+    """Chat with a model that can load and use the skills.
+
+    With --watch, a skill edited into an invalid state keeps its last good version (with a
+    warning on stderr) until the error is fixed.
+    """
+    if watch:
+        _require_watchfiles()
     from skillshelf.agent import Agent
     from skillshelf.models import open_model
     from skillshelf.stores import open_store
@@ -89,11 +119,12 @@ def chat(
             model, repo, instructions=instructions, store=store, max_steps=max_steps, trace=trace
         )
         conversation = agent.conversation(session_id)
-        if message is not None:
-            if not _turn(conversation, message):
-                raise SystemExit(1)
-        else:
-            _interactive(conversation)
+        with _watching(repo, enabled=watch):
+            if message is not None:
+                if not _turn(conversation, message):
+                    raise SystemExit(1)
+            else:
+                _interactive(conversation)
     finally:
         if trace is not None:
             trace.close()
@@ -156,3 +187,109 @@ def _interactive(conversation: Conversation) -> None:
             break
         if line.strip():
             _turn(conversation, line)
+
+
+# -- --watch ---------------------------------------------------------------------------------
+
+
+def _require_watchfiles() -> None:
+    try:
+        import watchfiles  # noqa: F401
+    except ImportError:
+        raise click.UsageError(
+            "--watch needs watchfiles, from the 'watch' extra: pip install 'skillshelf[watch]'"
+        ) from None
+
+
+@contextlib.contextmanager
+def _watching(repo: Repository, *, enabled: bool) -> Iterator[None]:
+    """Keep ``repo`` fresh while the block runs (a watcher thread), when ``enabled``."""
+    if not enabled:
+        yield
+        return
+    from skillshelf.watch import Watcher, watched_paths
+
+    if not watched_paths(repo):
+        click.echo(
+            "warning: --watch: no skill folder to watch (archive and URL roots are not watched)",
+            err=True,
+        )
+        yield
+        return
+    watcher = Watcher(repo, on_change=_WatchReport(repo)).start()
+    try:
+        if watcher.error is not None:
+            _fail(f"--watch: {watcher.error}")
+        yield
+    finally:
+        watcher.stop()
+
+
+class _WatchReport:
+    """Tells on stderr what each refresh changed (runs in the watcher thread).
+
+    A problem is reported once, when it appears or its reason changes; problems present when
+    the chat started are not repeated.
+    """
+
+    def __init__(self, repo: Repository) -> None:
+        self.repo = repo
+        self.reported = _problems(repo.skipped)
+
+    def __call__(self, changes: Changes) -> None:
+        line = _change_line(changes)
+        if line is not None:
+            click.echo(line, err=True)
+        skipped = self.repo.skipped
+        for warning in _skipped_warnings(skipped, self.reported):
+            click.echo(warning, err=True)
+        self.reported = _problems(skipped)
+
+
+def _change_line(changes: Changes) -> str | None:
+    """The status line for a refresh: ``skills changed: +added ~edited -removed``.
+
+    Returns:
+        None when no skill changed.
+    """
+    parts = [
+        *(f"+{name}" for name in changes.added),
+        *(f"~{name}" for name in changes.changed),
+        *(f"-{name}" for name in changes.removed),
+    ]
+    return "skills changed: " + " ".join(parts) if parts else None
+
+
+def _skipped_warnings(skipped: Sequence[Skipped], reported: Mapping[str, str]) -> list[str]:
+    """Warning lines for the unusable SKILL.md files not yet reported with the same reason.
+
+    Args:
+        skipped: The repository's unusable SKILL.md files after a refresh.
+        reported: Reasons already reported, by SKILL.md path.
+    """
+    lines = []
+    for item in skipped:
+        reason = _reason(item)
+        if reported.get(item.path) == reason:
+            continue
+        if any(d.code == "skill.stale" for d in item.diagnostics):
+            name = os.path.basename(os.path.dirname(item.path))
+            lines.append(
+                f"warning: skill {name!r} was edited into an invalid state; its last good "
+                f"version stays until the error is fixed: {reason} ({item.path})"
+            )
+        else:
+            lines.append(f"warning: not a usable skill: {reason} ({item.path})")
+    return lines
+
+
+def _problems(skipped: Sequence[Skipped]) -> dict[str, str]:
+    return {item.path: _reason(item) for item in skipped}
+
+
+def _reason(item: Skipped) -> str:
+    errors = [d for d in item.diagnostics if d.severity == "error"]
+    if not errors:
+        return item.reason
+    first = errors[0]
+    return f"{first.message} (line {first.line})" if first.line else first.message
