@@ -1,4 +1,4 @@
-"""What only the Redis store does: optimistic-locking retries, TTLs and key layout (real server)."""
+"""What only the Redis store does: compare-and-set retries, TTLs and key layout (real server)."""
 
 from __future__ import annotations
 
@@ -52,7 +52,7 @@ def test_a_conflicting_writer_forces_a_retry_and_both_increments_land(
     def increment_while_another_writer_wins(doc: Doc | None) -> Doc:
         seen.append(doc)
         if len(seen) == 1:
-            # Lands between first's WATCH and EXEC, so first's EXEC must fail and retry.
+            # Lands between first's GET and its compare-and-set, which must fail and retry.
             second.update("s1", "main", _increment)
         return _increment(doc)
 

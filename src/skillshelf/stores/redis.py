@@ -8,16 +8,29 @@ Layout under a key prefix (default ``skillshelf:``):
 * ``sessions`` — a sorted set of session ids, scored by when their last document expires
   (``+inf`` without a TTL).
 
-Updates use optimistic locking (``WATCH``/``MULTI``/``EXEC``) and retry on conflict, so ``fn``
-may run more than once. Needs the ``redis`` extra; written for a standalone Redis (the
-multi-key transactions do not span Redis Cluster slots).
+An update takes two round trips and holds no connection between them: a ``GET`` of the
+document, ``fn`` in Python, then a Lua compare-and-set that writes the new document (and the
+index entries beside it) only if the stored JSON is still exactly what was read. When another
+writer got there first, the script answers with the document as it is now, and the update backs
+off and runs ``fn`` again on that (one round trip per retry), so ``fn`` may run more than once.
+Comparing the document's own bytes needs no version counter, and a document changed and
+changed back meanwhile is no conflict: ``fn`` saw exactly what is stored, so the write is as if
+it ran after the last change.
+
+The script is sent by SHA (``EVALSHA``) and loaded again whenever the server answers
+``NOSCRIPT`` (after a restart, a failover or ``SCRIPT FLUSH``). ``delete_session``, rare and
+touching every agent's key, still uses ``WATCH``/``MULTI``/``EXEC`` on the agents set; an update
+that adds an agent meanwhile changes that set, so the delete retries and removes it too.
+
+Needs the ``redis`` extra; written for a standalone Redis (one update touches keys in several
+Redis Cluster slots).
 """
 
 from __future__ import annotations
 
 import random
 import time
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, cast
 
 from skillshelf.errors import UsageError
 from skillshelf.stores import (
@@ -35,6 +48,7 @@ from skillshelf.stores import (
 if TYPE_CHECKING:
     from redis import Redis
     from redis.client import Pipeline
+    from redis.commands.core import Script
 
 __all__ = ["RedisStore"]
 
@@ -45,6 +59,41 @@ _MAX_ATTEMPTS = 100
 _BACKOFF_BASE_S = 0.001
 _BACKOFF_CAP_S = 0.05
 
+# KEYS: the document, the session's agents set, the sessions index.
+# ARGV: session, agent, the JSON read before fn ran, the JSON to write, TTL seconds, index
+# score, and the exclusive upper score of expired index entries. A document's JSON is never
+# empty, so '' stands for "absent" (expected), "delete" (new) and "no TTL" (ttl).
+# Returns 1 when written; otherwise the document as it is now ('' when absent), so the retry
+# needs no GET of its own.
+_COMPARE_AND_SET = """
+local doc, agents, sessions = KEYS[1], KEYS[2], KEYS[3]
+local session, agent, expected, new, ttl, score, stale = unpack(ARGV)
+local current = redis.call('GET', doc) or ''
+if current ~= expected then
+  return current
+end
+if new == '' then
+  redis.call('DEL', doc)
+  redis.call('SREM', agents, agent)
+  if redis.call('SCARD', agents) == 0 then
+    redis.call('ZREM', sessions, session)
+  end
+  return 1
+end
+if ttl == '' then
+  redis.call('SET', doc, new)
+else
+  redis.call('SET', doc, new, 'EX', ttl)
+end
+redis.call('SADD', agents, agent)
+redis.call('ZADD', sessions, 'GT', score, session)
+if ttl ~= '' then
+  redis.call('EXPIRE', agents, ttl)
+  redis.call('ZREMRANGEBYSCORE', sessions, '-inf', stale)
+end
+return 1
+"""
+
 
 class RedisStore:
     """Session documents in Redis, shared by any number of processes and machines.
@@ -53,7 +102,8 @@ class RedisStore:
         url: A ``redis://host:port/db`` or ``rediss://…`` URL (any form redis-py accepts).
         prefix: Prepended to every key, so several deployments can share a database.
         ttl_s: When set, a session's documents expire this many seconds after its last update.
-        max_attempts: Optimistic-locking attempts per call before :class:`StoreConflictError`.
+        max_attempts: Compare-and-set attempts per update (and ``WATCH`` attempts per
+            :meth:`delete_session`) before :class:`StoreConflictError`.
 
     Raises:
         StoreError: The ``redis`` package is not installed.
@@ -80,6 +130,8 @@ class RedisStore:
             raise UsageError(f"max_attempts must be at least 1, not {max_attempts}.")
         self._client: Redis = redis.Redis.from_url(url, decode_responses=True)
         self._watch_error = redis.WatchError
+        # Only hashes the script: nothing reaches the server until the first update.
+        self._compare_and_set: Script = self._client.register_script(_COMPARE_AND_SET)
         self._prefix = prefix
         self._sessions_key = f"{prefix}sessions"
         self._ttl_s = ttl_s
@@ -100,14 +152,15 @@ class RedisStore:
         """
         _check_ids(session, agent)
         self._check_usable()
+        keys = [self._doc_key(session, agent), self._agents_key(session), self._sessions_key]
         with self._guard.hold():
+            read = cast("str | None", self._client.get(keys[0]))
             for attempt in range(self._max_attempts):
                 self._backoff(attempt)
-                with self._client.pipeline() as pipe:
-                    try:
-                        return self._try_update(pipe, session, agent, fn)
-                    except self._watch_error:
-                        continue
+                new = fn(_decode(read))
+                written, read = self._write_if_unchanged(keys, session, agent, read, new)
+                if written:
+                    return new
         raise StoreConflictError(
             f"Gave up updating session {session[:80]!r}, agent {agent[:80]!r} after "
             f"{self._max_attempts} conflicting attempts."
@@ -151,33 +204,23 @@ class RedisStore:
         self._closed = True
         self._client.close()
 
-    def _try_update(self, pipe: Pipeline, session: str, agent: str, fn: Updater) -> Doc | None:
-        key = self._doc_key(session, agent)
-        agents_key = self._agents_key(session)
-        _watch(pipe, key)
-        new = fn(_decode(cast("str | None", pipe.get(key))))
-        if new is None:
-            # Watching the agents set too: if another agent joins the session meanwhile, EXEC
-            # fails and the retry sees it, so a live session is never dropped from the index.
-            _watch(pipe, agents_key)
-            others = cast("set[str]", pipe.smembers(agents_key)) - {agent}
-            pipe.multi()
-            pipe.delete(key)
-            pipe.srem(agents_key, agent)
-            if not others:
-                pipe.zrem(self._sessions_key, session)
+    def _write_if_unchanged(
+        self, keys: list[str], session: str, agent: str, read: str | None, new: Doc | None
+    ) -> tuple[bool, str | None]:
+        """Return (True, read) when ``new`` was written, else (False, the stored JSON now)."""
+        encoded = "" if new is None else _encode(new)
+        ttl = score = stale = ""
+        if self._ttl_s is None:
+            score = "+inf"
         else:
-            encoded = _encode(new)
-            score: Any = "+inf" if self._ttl_s is None else time.time() + self._ttl_s
-            pipe.multi()
-            pipe.set(key, encoded, ex=self._ttl_s)
-            pipe.sadd(agents_key, agent)
-            pipe.zadd(self._sessions_key, {session: score}, gt=True)
-            if self._ttl_s is not None:
-                pipe.expire(agents_key, self._ttl_s)
-                self._queue_prune(pipe)
-        pipe.execute()
-        return new
+            now = time.time()
+            ttl, score, stale = str(self._ttl_s), repr(now + self._ttl_s), f"({now!r}"
+        args = [session, agent, read or "", encoded, ttl, score, stale]
+        # Script.__call__ sends EVALSHA and, on NOSCRIPT, loads the script and sends it again.
+        result: int | str = self._compare_and_set(keys=keys, args=args)
+        if isinstance(result, int):
+            return True, read
+        return False, result or None
 
     def _queue_prune(self, pipe: Pipeline) -> None:
         # Sessions whose documents all expired leave their id behind in the index; drop them.
