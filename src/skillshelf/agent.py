@@ -30,6 +30,7 @@ from skillshelf.conversation import (
     ToolSink,
 )
 from skillshelf.errors import UsageError
+from skillshelf.history import HistoryLimit
 from skillshelf.materialize import Placement
 from skillshelf.models import Model, TextSink
 from skillshelf.repository import Repository
@@ -160,10 +161,25 @@ class Agent:
         return self.visible is None or self.visible(skill)
 
     def conversation(
-        self, session_id: str | None = None, *, trace: Trace | None = None
+        self,
+        session_id: str | None = None,
+        *,
+        trace: Trace | None = None,
+        persist: bool = False,
+        history_limit: HistoryLimit | None = None,
     ) -> Conversation:
-        """A new conversation (history) in session ``session_id`` (default: a new id)."""
-        return Conversation(self, session_id or uuid.uuid4().hex, trace=trace)
+        """A new conversation (history) in session ``session_id`` (default: a new id).
+
+        With ``persist`` the history is kept in the agent's store and a conversation of the
+        same session resumes it (see :class:`~skillshelf.conversation.Conversation`).
+        """
+        return Conversation(
+            self,
+            session_id or uuid.uuid4().hex,
+            trace=trace,
+            persist_history=persist,
+            history_limit=history_limit,
+        )
 
     async def run(
         self,

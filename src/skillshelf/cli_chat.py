@@ -5,6 +5,9 @@ an interactive prompt keeps the conversation's history until end of input or ``/
 answer streams as it arrives; each tool call is one status line on stderr. With ``--watch``
 the skill folders are watched for the whole chat: each refresh that adds, edits or removes
 skills is one status line on stderr, and the next model request sees the new catalog.
+
+With ``--session ID --store URL`` the message history is kept in the store with the skill
+state, and the next ``chat`` of that session resumes it (``--new`` starts over).
 """
 
 from __future__ import annotations
@@ -22,7 +25,7 @@ from skillshelf.cli import _fail, _repo_from, main, root_options
 from skillshelf.errors import SkillshelfError, UsageError
 
 if TYPE_CHECKING:
-    from skillshelf.agent import Conversation, ToolRecord
+    from skillshelf.agent import Agent, Conversation, ToolRecord
     from skillshelf.repository import Changes, Repository, Skipped
 
 __all__ = ["chat"]
@@ -52,9 +55,21 @@ _EXIT_WORDS = frozenset({"/exit", "/quit"})
     type=click.Path(dir_okay=False),
     help="Append JSONL decision records here.",
 )
-@click.option("--session", "session_id", help="Session id (keeps skill state in --store).")
+@click.option(
+    "--session",
+    "session_id",
+    help="Session id: with --store, its skill state and message history are kept there and "
+    "the next chat of this session resumes them.",
+)
 @click.option(
     "--store", "store_url", help="Session store URL (memory://, sqlite:///PATH, redis://…)."
+)
+@click.option(
+    "--new",
+    "start_new",
+    is_flag=True,
+    help="Start a fresh conversation: clear the stored message history of --session "
+    "(its skill state is kept). Needs --session and --store.",
 )
 @click.option(
     "--instructions",
@@ -89,6 +104,7 @@ def chat(
     max_steps: int,
     no_stream: bool,
     watch: bool,
+    start_new: bool,
     **kwargs: Any,
 ) -> None:
     """Chat with a model that can load and use the skills.
@@ -98,6 +114,9 @@ def chat(
     """
     if watch:
         _require_watchfiles()
+    persist = session_id is not None and store_url is not None
+    if start_new and not persist:
+        raise click.UsageError("--new needs --session and --store (there is no stored history).")
     from skillshelf.agent import Agent
     from skillshelf.models import open_model
     from skillshelf.stores import open_store
@@ -118,7 +137,10 @@ def chat(
         agent = Agent(
             model, repo, instructions=instructions, store=store, max_steps=max_steps, trace=trace
         )
-        conversation = agent.conversation(session_id)
+        try:
+            conversation = _open_conversation(agent, session_id, persist=persist, new=start_new)
+        except SkillshelfError as exc:
+            _fail(str(exc))
         with _watching(repo, enabled=watch):
             if message is not None:
                 if not _turn(conversation, message):
@@ -129,6 +151,31 @@ def chat(
         if trace is not None:
             trace.close()
         store.close()
+
+
+def _open_conversation(
+    agent: Agent, session_id: str | None, *, persist: bool, new: bool
+) -> Conversation:
+    """The chat's conversation; a persisted one says on stderr what it resumed."""
+    if not persist:
+        return agent.conversation(session_id)
+    assert session_id is not None
+    if new:
+        from skillshelf.history import clear_history
+
+        clear_history(agent.store, session_id, agent.name)
+    conversation = agent.conversation(session_id, persist=True)
+    if conversation.history_problem is not None:
+        click.echo(
+            f"warning: the stored history of session {session_id!r} cannot be read "
+            f"({conversation.history_problem}); starting a fresh conversation",
+            err=True,
+        )
+    elif conversation.restored:
+        click.echo(
+            f"resumed session {session_id}: {conversation.restored} earlier messages", err=True
+        )
+    return conversation
 
 
 class _Display:

@@ -22,6 +22,7 @@ import anyio
 from skillshelf.agent_tools import Activation, Tool, activated_tools, call_allowed, tool_set
 from skillshelf.content import render_load
 from skillshelf.errors import SkillshelfError, ToolError
+from skillshelf.history import HistoryError, HistoryLimit, clear_history, load_history, save_history
 from skillshelf.materialize import materialize
 from skillshelf.models import ModelRequest, ModelResponse, TextSink, TransientModelError, Usage
 from skillshelf.session import MAX_IDENTICAL_FAILURES, SessionState
@@ -150,17 +151,41 @@ class _Run:
 class Conversation:
     """The history of one chat with an agent, in one session.
 
+    With ``persist_history`` the messages are kept in the agent's store too (see
+    :mod:`skillshelf.history`): a conversation created for the same session and agent, in any
+    process sharing the store, starts where the last completed turn left off.
+
     Args:
         agent: The agent.
         session_id: The session (skill state is kept per session and agent).
         trace: Overrides the agent's trace.
+        persist_history: Load the stored history now and store it after each completed turn.
+        history_limit: How much history is stored (default: :class:`HistoryLimit`).
+
+    Attributes:
+        messages: The history (OpenAI chat shape), without the system prompt.
+        restored: Messages loaded from the store when the conversation was created.
+        history_problem: Why a stored history could not be read (the conversation then starts
+            empty, and the next completed turn replaces it); None when it could.
     """
 
-    def __init__(self, agent: Agent, session_id: str, *, trace: Trace | None = None) -> None:
+    def __init__(
+        self,
+        agent: Agent,
+        session_id: str,
+        *,
+        trace: Trace | None = None,
+        persist_history: bool = False,
+        history_limit: HistoryLimit | None = None,
+    ) -> None:
         self.agent = agent
         self.session_id = session_id
         self.trace = trace if trace is not None else agent.trace
         self.messages: list[dict[str, Any]] = []
+        self.persist_history = persist_history
+        self.history_limit = history_limit or HistoryLimit()
+        self.restored = 0
+        self.history_problem: str | None = None
         self._failures: dict[str, int] = {}
         self._declared = False
         # Skills only the user may invoke are hidden from the model by SkillTools itself;
@@ -176,6 +201,32 @@ class Conversation:
             executor=agent.executor,
             exec_policy=agent.exec_policy,
         )
+        if persist_history:
+            self._restore()
+
+    # -- the stored history --------------------------------------------------------------
+
+    def _restore(self) -> None:
+        try:
+            self.messages = load_history(self.agent.store, self.session_id, self.agent.name)
+        except HistoryError as exc:
+            self.history_problem = str(exc)
+        self.restored = len(self.messages)
+
+    def _save(self) -> None:
+        if self.persist_history:
+            save_history(
+                self.agent.store,
+                self.session_id,
+                self.agent.name,
+                self.messages,
+                limit=self.history_limit,
+            )
+
+    def clear_history(self) -> None:
+        """Forget the messages, here and in the store (the session's skill state stays)."""
+        self.messages = []
+        clear_history(self.agent.store, self.session_id, self.agent.name)
 
     # -- the loop ------------------------------------------------------------------------
 
@@ -200,10 +251,12 @@ class Conversation:
         if commands:
             self._invoke_commands(commands, run)
         try:
-            return await self._loop(run)
+            result = await self._loop(run)
         except SkillshelfError as exc:
             self._record("error", run, error=type(exc).__name__, message=str(exc))
             raise
+        self._save()
+        return result
 
     async def _loop(self, run: _Run) -> RunResult:
         for step in range(1, self.agent.max_steps + 1):
@@ -375,8 +428,12 @@ class Conversation:
     def _invoke_commands(self, commands: Sequence[SlashCommand], run: _Run) -> None:
         calls: list[dict[str, Any]] = []
         results: list[dict[str, Any]] = []
+        taken = {str(m.get("tool_call_id")) for m in self.messages if m.get("role") == "tool"}
         for index, command in enumerate(commands):
-            call_id = f"slash_{len(self.messages)}_{index}"
+            call_id, n = f"slash_{len(self.messages)}_{index}", 0
+            while call_id in taken:  # a trimmed, restored history may reuse a length
+                n += 1
+                call_id = f"slash_{len(self.messages)}_{index}_{n}"
             arguments = json.dumps({"skill": command.skill})
             started = time.perf_counter()
             # A fresh invocation carries new arguments: deliver it in full, not as a stub.
