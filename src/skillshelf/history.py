@@ -76,16 +76,34 @@ def trim_history(messages: Sequence[Message], limit: HistoryLimit) -> list[Messa
     dropped, so the history stays valid to send.
     """
     turns = _turns(messages)
-    while len(turns) > 1 and _over(turns, limit):
-        del turns[0]
-    if turns and _over(turns, limit):
+    sizes = [_block_size(turn) for turn in turns]
+    kept = _Size(sum(n for n, _ in sizes), sum(c for _, c in sizes))
+    start = 0
+    while len(turns) - start > 1 and kept.over(limit):
+        kept = kept.minus(sizes[start])
+        start += 1
+    turns = turns[start:]
+    if turns and kept.over(limit):
         newest = turns[0]
-        exchanges = [i for i, block in enumerate(newest) if _is_exchange(block)]
-        for index in exchanges:
-            if not _over(turns, limit):
+        for index, block in enumerate(newest):
+            if not kept.over(limit):
                 break
-            newest[index] = []
-    return [m for turn in turns for block in turn for m in block]
+            if _is_exchange(block):
+                kept = kept.minus(_block_size([block]))
+                newest[index] = []
+    return _flatten(turns)
+
+
+@dataclass(frozen=True, slots=True)
+class _Size:
+    messages: int
+    chars: int
+
+    def over(self, limit: HistoryLimit) -> bool:
+        return self.messages > limit.max_messages or self.chars > limit.max_chars
+
+    def minus(self, size: tuple[int, int]) -> _Size:
+        return _Size(self.messages - size[0], self.chars - size[1])
 
 
 def history_to_doc(messages: Sequence[Message]) -> Doc:
@@ -195,11 +213,10 @@ def _flatten(turns: list[Turn]) -> list[Message]:
     return [m for turn in turns for block in turn for m in block]
 
 
-def _over(turns: list[Turn], limit: HistoryLimit) -> bool:
-    kept = _flatten(turns)
-    if len(kept) > limit.max_messages:
-        return True
-    return sum(_size(m) for m in kept) > limit.max_chars
+def _block_size(turn: Turn) -> tuple[int, int]:
+    """Messages and characters of a turn (or of a list of blocks)."""
+    messages = [m for block in turn for m in block]
+    return len(messages), sum(_size(m) for m in messages)
 
 
 def _size(message: Message) -> int:
