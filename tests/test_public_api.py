@@ -8,6 +8,8 @@ import sys
 import skillshelf
 
 EXPECTED = {
+    "HistoryError",
+    "HistoryLimit",
     "Usage",
     "CacheReport",
     "CasesError",

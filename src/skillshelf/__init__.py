@@ -23,6 +23,8 @@ __all__ = [
     "EvalReport",
     "FileAccessError",
     "FileContent",
+    "HistoryError",
+    "HistoryLimit",
     "LintFinding",
     "LintReport",
     "Lockfile",
@@ -106,6 +108,8 @@ _LAZY = {
     "get_counter": "skillshelf.tokens",
     "TokenReport": "skillshelf.tokenreport",
     "Usage": "skillshelf.models",
+    "HistoryError": "skillshelf.history",
+    "HistoryLimit": "skillshelf.history",
 }
 
 if TYPE_CHECKING:
@@ -129,6 +133,7 @@ if TYPE_CHECKING:
         load_cases,
         run_cases,
     )
+    from skillshelf.history import HistoryError, HistoryLimit
     from skillshelf.lint import LintFinding, LintReport, lint_repository
     from skillshelf.lockfile import Lockfile
     from skillshelf.manifest import Manifest
