@@ -17,9 +17,14 @@ import anyio
 
 from skillshelf.agent_tools import Activation, Tool, check_names
 from skillshelf.catalog import CatalogEntry, CatalogFormat, render_catalog
-from skillshelf.conversation import (
+from skillshelf.conversation import Conversation
+from skillshelf.errors import UsageError
+from skillshelf.history import HistoryLimit
+from skillshelf.materialize import Placement
+from skillshelf.models import Model, TextSink
+from skillshelf.repository import Repository
+from skillshelf.runtypes import (
     AgentError,
-    Conversation,
     EmptyResponseError,
     MaxStepsError,
     RepeatedToolFailureError,
@@ -29,11 +34,6 @@ from skillshelf.conversation import (
     ToolRecord,
     ToolSink,
 )
-from skillshelf.errors import UsageError
-from skillshelf.history import HistoryLimit
-from skillshelf.materialize import Placement
-from skillshelf.models import Model, TextSink
-from skillshelf.repository import Repository
 from skillshelf.session import LoadMode
 from skillshelf.skill import Skill
 from skillshelf.stores import SessionStore, open_store
