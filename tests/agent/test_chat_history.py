@@ -5,20 +5,20 @@ fake OpenAI-compatible server on 127.0.0.1."""
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
-import os
-import subprocess
 import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-from click.testing import CliRunner, Result
-from fake_providers import FakeOpenAI, Script
+from chat_cli import EXAMPLES
+from chat_cli import chat as _chat
+from chat_cli import chat_in_process as _chat_in_process
+from fake_providers import FakeOpenAI
 
 from skillshelf.agent import Agent
-from skillshelf.cli import main
 from skillshelf.errors import UsageError
 from skillshelf.history import (
     HISTORY_SUFFIX,
@@ -40,13 +40,13 @@ from skillshelf.testing import ScriptedModel, reply
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "stores"))
 from redis_servers import free_port, redis_server_binary, running_redis
 
-EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "skills"
-# A chat through the CLI starts Python, imports the SDK and makes a few local requests.
-_CLI_TIMEOUT_S = 120
 STUB = "already loaded and unchanged"
 CONTENT = '<skill_content name="release-notes"'
 
 Message = dict[str, Any]
+# The history tests read whole replies, so the chats run without streaming.
+chat = functools.partial(_chat, stream=False)
+chat_in_process = functools.partial(_chat_in_process, stream=False)
 
 
 # -- pure: trimming and the stored form ---------------------------------------------------------
@@ -264,49 +264,6 @@ def servers() -> Iterator[list[FakeOpenAI]]:
     yield started
     for server in started:
         server.stop()
-
-
-def _arguments(server: FakeOpenAI, args: tuple[str, ...]) -> list[str]:
-    return [
-        "chat",
-        "--root",
-        str(EXAMPLES),
-        "--no-cache",
-        "--model",
-        "openai:any",
-        "--base-url",
-        f"{server.url}/v1",
-        "--no-stream",
-        *args,
-    ]
-
-
-def chat(
-    servers: list[FakeOpenAI], script: Script, *args: str
-) -> tuple[subprocess.CompletedProcess[str], FakeOpenAI]:
-    """Run the real command in a subprocess (what a user runs)."""
-    server = FakeOpenAI(script).start()
-    servers.append(server)
-    env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")}
-    command = [sys.executable, "-c", "from skillshelf.cli import main; main()"]
-    out = subprocess.run(
-        [*command, *_arguments(server, args)],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=_CLI_TIMEOUT_S,
-    )
-    return out, server
-
-
-def chat_in_process(
-    servers: list[FakeOpenAI], script: Script, *args: str, monkeypatch: pytest.MonkeyPatch
-) -> tuple[Result, FakeOpenAI]:
-    """The same command through click's runner (faster: no interpreter start)."""
-    server = FakeOpenAI(script).start()
-    servers.append(server)
-    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
-    return CliRunner().invoke(main, _arguments(server, args)), server
 
 
 def _store_args(tmp_path: Path) -> tuple[str, ...]:

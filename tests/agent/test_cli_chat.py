@@ -4,22 +4,16 @@ process through click's runner where only the command's behaviour matters)."""
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner, Result
-from fake_providers import Fail, FakeOpenAI, Script
+from chat_cli import EXAMPLES, chat, chat_in_process
+from click.testing import CliRunner
+from fake_providers import Fail, FakeOpenAI
 
 from skillshelf.cli import main
 from skillshelf.testing import reply
-
-EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "skills"
-# A chat through the CLI starts Python, imports the SDK and makes a few local requests.
-_CLI_TIMEOUT_S = 120
 
 
 @pytest.fixture
@@ -28,53 +22,6 @@ def servers() -> Iterator[list[FakeOpenAI]]:
     yield started
     for server in started:
         server.stop()
-
-
-def _arguments(server: FakeOpenAI, args: tuple[str, ...]) -> list[str]:
-    return [
-        "chat",
-        "--root",
-        str(EXAMPLES),
-        "--no-cache",
-        "--model",
-        "openai:any",
-        "--base-url",
-        f"{server.url}/v1",
-        *args,
-    ]
-
-
-def chat(
-    servers: list[FakeOpenAI], script: Script, *args: str
-) -> tuple[subprocess.CompletedProcess[str], FakeOpenAI]:
-    """Run the real command in a subprocess (what a user runs)."""
-    server = FakeOpenAI(script).start()
-    servers.append(server)
-    env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")}
-    command = [sys.executable, "-c", "from skillshelf.cli import main; main()"]
-    out = subprocess.run(
-        [*command, *_arguments(server, args)],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=_CLI_TIMEOUT_S,
-    )
-    return out, server
-
-
-def chat_in_process(
-    servers: list[FakeOpenAI],
-    script: Script,
-    *args: str,
-    stdin: str | None = None,
-    monkeypatch: pytest.MonkeyPatch,
-) -> tuple[Result, FakeOpenAI]:
-    """The same command through click's runner (faster: no interpreter start)."""
-    server = FakeOpenAI(script).start()
-    servers.append(server)
-    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
-    result = CliRunner().invoke(main, _arguments(server, args), input=stdin)
-    return result, server
 
 
 def test_one_message_prints_the_final_answer(servers: list[FakeOpenAI], tmp_path: Path) -> None:
