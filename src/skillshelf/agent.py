@@ -24,6 +24,7 @@ from skillshelf.materialize import Placement
 from skillshelf.models import Model, TextSink
 from skillshelf.repository import Repository
 from skillshelf.runtypes import (
+    DEFAULT_MAX_STEPS,
     AgentError,
     EmptyResponseError,
     MaxStepsError,
@@ -57,7 +58,6 @@ __all__ = [
     "ToolRecord",
 ]
 
-DEFAULT_MAX_STEPS: Final = 20
 DEFAULT_CATALOG_BUDGET: Final = 12_000  # characters: a few hundred skills with trimmed text
 GUIDANCE: Final = (
     "Skills are folders of instructions for specific tasks. The catalog above lists them by "

@@ -127,6 +127,35 @@ def root_options(func: F) -> F:
     return func
 
 
+def model_options(func: F) -> F:
+    """``--model``, ``--base-url`` and ``--api-key-env``: what :func:`~skillshelf.models.open_model`
+    takes, for every command that talks to a model."""
+    options = [
+        click.option(
+            "--model",
+            "model_spec",
+            required=True,
+            metavar="SPEC",
+            help="openai:NAME, anthropic:NAME, scripted:FILE (a JSON list of replies), or "
+            "baseline:search — an offline lexical baseline (skillshelf's own search over the "
+            "catalog; not a model) that shows whether the descriptions can be told apart at "
+            "all. baseline:search?min_score=X sets its load threshold.",
+        ),
+        click.option(
+            "--base-url", help="The provider's URL, e.g. http://127.0.0.1:8000/v1 for vLLM."
+        ),
+        click.option(
+            "--api-key-env",
+            metavar="VAR",
+            help="Environment variable holding the API key "
+            "(default OPENAI_API_KEY / ANTHROPIC_API_KEY).",
+        ),
+    ]
+    for option in reversed(options):
+        func = option(func)
+    return func
+
+
 def _open(
     roots: Sequence[str],
     include_hidden: bool,

@@ -21,8 +21,9 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from skillshelf.cli import _fail, _repo_from, main, root_options
+from skillshelf.cli import _fail, _repo_from, main, model_options, root_options
 from skillshelf.errors import SkillshelfError, UsageError
+from skillshelf.runtypes import DEFAULT_INSTRUCTIONS, DEFAULT_MAX_STEPS
 
 if TYPE_CHECKING:
     from skillshelf.agent import Agent, Conversation, ToolRecord
@@ -35,19 +36,7 @@ _EXIT_WORDS = frozenset({"/exit", "/quit"})
 
 @main.command()
 @root_options
-@click.option(
-    "--model",
-    "model_spec",
-    required=True,
-    metavar="SPEC",
-    help="openai:NAME, anthropic:NAME or scripted:FILE (a JSON list of replies).",
-)
-@click.option("--base-url", help="The provider's URL, e.g. http://127.0.0.1:8000/v1 for vLLM.")
-@click.option(
-    "--api-key-env",
-    metavar="VAR",
-    help="Environment variable holding the API key (default OPENAI_API_KEY / ANTHROPIC_API_KEY).",
-)
+@model_options
 @click.option("-m", "--message", help="Send this one message, print the answer and exit.")
 @click.option(
     "--trace",
@@ -73,14 +62,14 @@ _EXIT_WORDS = frozenset({"/exit", "/quit"})
 )
 @click.option(
     "--instructions",
-    default="You are a helpful assistant.",
+    default=DEFAULT_INSTRUCTIONS,
     show_default=True,
     help="Your part of the system prompt; the skills catalog and tool guidance follow it.",
 )
 @click.option(
     "--max-steps",
     type=click.IntRange(1),
-    default=20,
+    default=DEFAULT_MAX_STEPS,
     show_default=True,
     help="Model requests per message before giving up on an answer.",
 )

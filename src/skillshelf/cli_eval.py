@@ -21,10 +21,12 @@ from skillshelf.cli import (
     _is_tty,
     _repo_from,
     main,
+    model_options,
     progress_bar,
     root_options,
 )
 from skillshelf.errors import SkillshelfError, UsageError
+from skillshelf.runtypes import DEFAULT_MAX_STEPS
 
 if TYPE_CHECKING:
     from skillshelf.evals.cases import EvalCase
@@ -47,22 +49,7 @@ def _usage_fail(message: str) -> NoReturn:
 @main.command("eval")
 @root_options
 @click.argument("cases_path", metavar="CASES", type=click.Path(dir_okay=False, path_type=Path))
-@click.option(
-    "--model",
-    "model_spec",
-    required=True,
-    metavar="SPEC",
-    help="openai:NAME, anthropic:NAME, scripted:FILE, or baseline:search — an offline "
-    "lexical baseline (skillshelf's own search over the catalog; not a model) that shows "
-    "whether the descriptions can be told apart at all. baseline:search?min_score=X sets "
-    "its load threshold.",
-)
-@click.option("--base-url", help="The provider's URL, e.g. http://127.0.0.1:8000/v1 for vLLM.")
-@click.option(
-    "--api-key-env",
-    metavar="VAR",
-    help="Environment variable holding the API key (default OPENAI_API_KEY / ANTHROPIC_API_KEY).",
-)
+@model_options
 @click.option(
     "--runs",
     type=click.IntRange(1),
@@ -80,7 +67,7 @@ def _usage_fail(message: str) -> NoReturn:
 @click.option(
     "--max-steps",
     type=click.IntRange(1),
-    default=20,
+    default=DEFAULT_MAX_STEPS,
     show_default=True,
     help="Model requests per run before the run counts as errored.",
 )

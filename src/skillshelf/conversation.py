@@ -26,11 +26,9 @@ from skillshelf.history import HistoryError, HistoryLimit, clear_history, load_h
 from skillshelf.materialize import materialize
 from skillshelf.models import ModelRequest, ModelResponse, TextSink, TransientModelError, Usage
 from skillshelf.runtypes import (
-    AgentError,
     EmptyResponseError,
     MaxStepsError,
     RepeatedToolFailureError,
-    RetryPolicy,
     RunResult,
     ToolContext,
     ToolRecord,
@@ -44,17 +42,7 @@ from skillshelf.trace import Trace, digest, span
 if TYPE_CHECKING:
     from skillshelf.agent import Agent
 
-__all__ = [
-    "AgentError",
-    "Conversation",
-    "EmptyResponseError",
-    "MaxStepsError",
-    "RepeatedToolFailureError",
-    "RetryPolicy",
-    "RunResult",
-    "ToolContext",
-    "ToolRecord",
-]
+__all__ = ["Conversation"]
 
 MAX_EMPTY_REPLIES: Final = 2  # an empty reply is asked again this often before giving up
 MAX_RESULT_CHARS: Final = 24_000  # of a user tool's result sent back to the model

@@ -1,20 +1,24 @@
 """What an agent run returns, how it fails, and how it retries a model request.
 
-Kept apart from :mod:`skillshelf.conversation` (the loop itself); both
-:mod:`skillshelf.conversation` and :mod:`skillshelf.agent` re-export these names.
+Kept apart from :mod:`skillshelf.conversation` (the loop itself) and light to import, so the
+CLI's options can use the defaults; :mod:`skillshelf.agent` re-exports these names.
 """
 
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any, Final
 
 from skillshelf.errors import SkillshelfError
-from skillshelf.models import Usage
-from skillshelf.trace import Trace
+
+if TYPE_CHECKING:
+    from skillshelf.models import Usage
+    from skillshelf.trace import Trace
 
 __all__ = [
+    "DEFAULT_INSTRUCTIONS",
+    "DEFAULT_MAX_STEPS",
     "AgentError",
     "EmptyResponseError",
     "MaxStepsError",
@@ -25,6 +29,10 @@ __all__ = [
     "ToolRecord",
     "ToolSink",
 ]
+
+DEFAULT_MAX_STEPS: Final = 20  # model requests per user message before MaxStepsError
+# The caller's part of the system prompt when it gives none (`skillshelf chat`, evals).
+DEFAULT_INSTRUCTIONS: Final = "You are a helpful assistant."
 
 
 class AgentError(SkillshelfError):

@@ -25,12 +25,13 @@ import anyio
 
 from skillshelf.errors import SkillshelfError
 from skillshelf.models import Model, ModelAuthError, Usage
+from skillshelf.runtypes import DEFAULT_INSTRUCTIONS, DEFAULT_MAX_STEPS
 from skillshelf.trace import Trace
 
 if TYPE_CHECKING:
-    from skillshelf.conversation import RetryPolicy
     from skillshelf.evals.cases import EvalCase
     from skillshelf.repository import Repository
+    from skillshelf.runtypes import RetryPolicy
 
 __all__ = [
     "DEFAULT_ABORT_AFTER",
@@ -46,7 +47,6 @@ DEFAULT_CONCURRENCY: Final = 4
 # A dead server or a wrong model name fails every run the same way, each after its retries;
 # this many failures before any success stop the eval instead of grinding through all cases.
 DEFAULT_ABORT_AFTER: Final = 5
-DEFAULT_INSTRUCTIONS: Final = "You are a helpful assistant."  # what `skillshelf chat` sends
 
 
 @dataclass(frozen=True, slots=True)
@@ -305,7 +305,7 @@ async def _run_one(
     trace_dir: Path | None,
     retry: RetryPolicy | None,
 ) -> RunOutcome:
-    from skillshelf.agent import DEFAULT_MAX_STEPS, Agent
+    from skillshelf.agent import Agent
 
     target = trace_dir / f"{case.id}-run{run}.jsonl" if trace_dir is not None else io.StringIO()
     trace = _RecordingTrace(target)
