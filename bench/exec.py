@@ -28,16 +28,16 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 
-from skillshelf.repository import Repository  # noqa: E402
-from skillshelf.runner import (  # noqa: E402
+from skillshelf.exec.runner import (  # noqa: E402
     BwrapExecutor,
     Executor,
     LocalExecutor,
     RunSpec,
     bwrap_available,
 )
+from skillshelf.exec.workspace import Workspace  # noqa: E402
+from skillshelf.repository import Repository  # noqa: E402
 from skillshelf.testing import make_skill  # noqa: E402
-from skillshelf.workspace import Workspace  # noqa: E402
 
 
 def _median_ms(fn: Callable[[], object], calls: int) -> float:

@@ -1,4 +1,4 @@
-"""Benchmark skillshelf.search: index build time and search latency percentiles.
+"""Benchmark skillshelf.core.search: index build time and search latency percentiles.
 
 Usage: ``PYTHONPATH=src python bench/search.py [--n 10000] [--queries 200] [--seed 0]``.
 Prints figures only; it asserts nothing about them.
@@ -14,7 +14,7 @@ from collections import defaultdict
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from skillshelf.search import SearchIndex
+from skillshelf.core.search import SearchIndex
 
 _ROOTS = (  # noqa: SIM905 - a long word list reads best as one string
     "pdf excel word slide chart image audio video email calendar git docker kube sql csv "

@@ -9,7 +9,7 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
-__version__ = "0.1.0"
+from skillshelf._version import __version__
 
 __all__ = [
     "Activation",
@@ -63,38 +63,38 @@ __all__ = [
 ]
 
 _LAZY = {
-    "Agent": "skillshelf.agent",
-    "Activation": "skillshelf.agent_tools",
-    "Tool": "skillshelf.agent_tools",
-    "CatalogEntry": "skillshelf.catalog",
-    "render_catalog": "skillshelf.catalog",
-    "Diagnostic": "skillshelf.diagnostics",
+    "Agent": "skillshelf.agent.loop",
+    "Activation": "skillshelf.tools.user_tools",
+    "Tool": "skillshelf.tools.user_tools",
+    "CatalogEntry": "skillshelf.core.catalog",
+    "render_catalog": "skillshelf.core.catalog",
+    "Diagnostic": "skillshelf.core.diagnostics",
     "FileAccessError": "skillshelf.errors",
     "SkillNotFoundError": "skillshelf.errors",
     "SkillshelfError": "skillshelf.errors",
     "ToolError": "skillshelf.errors",
     "UsageError": "skillshelf.errors",
-    "Manifest": "skillshelf.manifest",
-    "FileContent": "skillshelf.paths",
-    "read_skill_file": "skillshelf.paths",
-    "safe_join": "skillshelf.paths",
-    "Changes": "skillshelf.repository",
-    "Repository": "skillshelf.repository",
-    "Shadowed": "skillshelf.repository",
-    "Skipped": "skillshelf.repository",
-    "SearchHit": "skillshelf.search",
-    "Skill": "skillshelf.skill",
-    "parse_skill_md": "skillshelf.skill",
-    "validate_path": "skillshelf.validate",
-    "SkillTools": "skillshelf.tools",
-    "ToolResult": "skillshelf.tools",
+    "Manifest": "skillshelf.core.manifest",
+    "FileContent": "skillshelf.skills.paths",
+    "read_skill_file": "skillshelf.skills.paths",
+    "safe_join": "skillshelf.skills.paths",
+    "Changes": "skillshelf.repository.repository",
+    "Repository": "skillshelf.repository.repository",
+    "Shadowed": "skillshelf.repository.repository",
+    "Skipped": "skillshelf.repository.repository",
+    "SearchHit": "skillshelf.core.search",
+    "Skill": "skillshelf.skills.skill",
+    "parse_skill_md": "skillshelf.skills.skill",
+    "validate_path": "skillshelf.skills.validate",
+    "SkillTools": "skillshelf.tools.skill_tools",
+    "ToolResult": "skillshelf.tools.skill_tools",
     "open_store": "skillshelf.stores",
-    "Lockfile": "skillshelf.lockfile",
-    "ScanPolicy": "skillshelf.scanner",
-    "Watcher": "skillshelf.watch",
-    "materialize": "skillshelf.materialize",
-    "CacheReport": "skillshelf.cachereport",
-    "cache_report": "skillshelf.cachereport",
+    "Lockfile": "skillshelf.trust.lockfile",
+    "ScanPolicy": "skillshelf.trust.scanner",
+    "Watcher": "skillshelf.repository.watch",
+    "materialize": "skillshelf.agent.materialize",
+    "CacheReport": "skillshelf.reports.cachereport",
+    "cache_report": "skillshelf.reports.cachereport",
     "CasesError": "skillshelf.evals",
     "EvalCase": "skillshelf.evals",
     "EvalReport": "skillshelf.evals",
@@ -104,20 +104,22 @@ _LAZY = {
     "LintFinding": "skillshelf.lint",
     "LintReport": "skillshelf.lint",
     "lint_repository": "skillshelf.lint",
-    "TokenCounter": "skillshelf.tokens",
-    "get_counter": "skillshelf.tokens",
-    "TokenReport": "skillshelf.tokenreport",
+    "TokenCounter": "skillshelf.reports.tokens",
+    "get_counter": "skillshelf.reports.tokens",
+    "TokenReport": "skillshelf.reports.tokenreport",
     "Usage": "skillshelf.models",
-    "HistoryError": "skillshelf.history",
-    "HistoryLimit": "skillshelf.history",
+    "HistoryError": "skillshelf.agent.history",
+    "HistoryLimit": "skillshelf.agent.history",
 }
 
 if TYPE_CHECKING:
-    from skillshelf.agent import Agent
-    from skillshelf.agent_tools import Activation, Tool
-    from skillshelf.cachereport import CacheReport, cache_report
-    from skillshelf.catalog import CatalogEntry, render_catalog
-    from skillshelf.diagnostics import Diagnostic
+    from skillshelf.agent.history import HistoryError, HistoryLimit
+    from skillshelf.agent.loop import Agent
+    from skillshelf.agent.materialize import materialize
+    from skillshelf.core.catalog import CatalogEntry, render_catalog
+    from skillshelf.core.diagnostics import Diagnostic
+    from skillshelf.core.manifest import Manifest
+    from skillshelf.core.search import SearchHit
     from skillshelf.errors import (
         FileAccessError,
         SkillNotFoundError,
@@ -133,23 +135,21 @@ if TYPE_CHECKING:
         load_cases,
         run_cases,
     )
-    from skillshelf.history import HistoryError, HistoryLimit
     from skillshelf.lint import LintFinding, LintReport, lint_repository
-    from skillshelf.lockfile import Lockfile
-    from skillshelf.manifest import Manifest
-    from skillshelf.materialize import materialize
     from skillshelf.models import Usage
-    from skillshelf.paths import FileContent, read_skill_file, safe_join
+    from skillshelf.reports.cachereport import CacheReport, cache_report
+    from skillshelf.reports.tokenreport import TokenReport
+    from skillshelf.reports.tokens import TokenCounter, get_counter
     from skillshelf.repository import Changes, Repository, Shadowed, Skipped
-    from skillshelf.scanner import ScanPolicy
-    from skillshelf.search import SearchHit
-    from skillshelf.skill import Skill, parse_skill_md
+    from skillshelf.repository.watch import Watcher
+    from skillshelf.skills.paths import FileContent, read_skill_file, safe_join
+    from skillshelf.skills.skill import Skill, parse_skill_md
+    from skillshelf.skills.validate import validate_path
     from skillshelf.stores import open_store
-    from skillshelf.tokenreport import TokenReport
-    from skillshelf.tokens import TokenCounter, get_counter
-    from skillshelf.tools import SkillTools, ToolResult
-    from skillshelf.validate import validate_path
-    from skillshelf.watch import Watcher
+    from skillshelf.tools.skill_tools import SkillTools, ToolResult
+    from skillshelf.tools.user_tools import Activation, Tool
+    from skillshelf.trust.lockfile import Lockfile
+    from skillshelf.trust.scanner import ScanPolicy
 
 
 def __getattr__(name: str) -> Any:

@@ -11,20 +11,20 @@ from pathlib import Path
 import anyio
 import pytest
 
-from skillshelf.agent import (
+from skillshelf.agent.loop import (
     GUIDANCE,
     Agent,
     EmptyResponseError,
     MaxStepsError,
     RunResult,
 )
-from skillshelf.agent_tools import Activation, Tool
+from skillshelf.core.slash import SlashCommandError
 from skillshelf.errors import ToolError, UsageError
 from skillshelf.models import ModelRequest
 from skillshelf.repository import Repository
-from skillshelf.slash import SlashCommandError
 from skillshelf.stores import open_store
 from skillshelf.testing import ScriptedModel, make_skill, reply
+from skillshelf.tools.user_tools import Activation, Tool
 
 
 @pytest.fixture
@@ -377,7 +377,7 @@ def test_sub_agent_has_its_own_state_and_no_inherited_declared_loads(repo: Repos
 
 
 def test_declared_unknown_skill_fails_before_any_request(repo: Repository) -> None:
-    from skillshelf.tools import DeclaredLoadError
+    from skillshelf.tools.skill_tools import DeclaredLoadError
 
     model = ScriptedModel(["ok"])
     with pytest.raises(DeclaredLoadError):
@@ -390,7 +390,7 @@ def test_declared_unknown_skill_fails_before_any_request(repo: Repository) -> No
 
 def test_agent_imports_no_provider_sdk() -> None:
     code = (
-        "import sys, skillshelf.agent, skillshelf.models; "
+        "import sys, skillshelf.agent.loop, skillshelf.models; "
         "print(','.join(m for m in ('openai', 'anthropic') if m in sys.modules))"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
@@ -426,7 +426,7 @@ def test_reused_or_empty_call_ids_get_fresh_ones(repo: Repository) -> None:
 
 
 def test_a_stopped_run_leaves_a_history_that_can_be_resent(repo: Repository) -> None:
-    from skillshelf.agent import RepeatedToolFailureError
+    from skillshelf.agent.loop import RepeatedToolFailureError
 
     failing = reply(tools=[("skill_read_file", {"skill": "alpha", "path": "missing.md"})])
     model = ScriptedModel([failing] * 4 + ["recovered"])
@@ -438,7 +438,7 @@ def test_a_stopped_run_leaves_a_history_that_can_be_resent(repo: Repository) -> 
 
 
 def test_a_failure_after_text_was_shown_is_not_retried(repo: Repository) -> None:
-    from skillshelf.agent import RetryPolicy
+    from skillshelf.agent.loop import RetryPolicy
     from skillshelf.models import ModelResponse, TextSink, TransientModelError
 
     class Flaky:

@@ -14,14 +14,14 @@ from typing import Any
 import pytest
 from fake_providers import Fail, FakeAnthropic, FakeOpenAI, FakeServer, Script
 
-from skillshelf.agent import Agent, RepeatedToolFailureError, RetryPolicy
-from skillshelf.agent_tools import Activation, Tool
+from skillshelf.agent.loop import Agent, RepeatedToolFailureError, RetryPolicy
+from skillshelf.agent.trace import Trace
 from skillshelf.models import Model, ModelAuthError, Usage
 from skillshelf.models.anthropic_messages import AnthropicModel
 from skillshelf.models.openai_chat import OpenAIChatModel
 from skillshelf.repository import Repository
 from skillshelf.testing import reply
-from skillshelf.trace import Trace
+from skillshelf.tools.user_tools import Activation, Tool
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "skills"
 StartServer = Callable[[Script], FakeServer]

@@ -18,8 +18,9 @@ from typing import Any
 import pytest
 from fake_providers import FakeAnthropic, Script
 
-from skillshelf.agent import Agent, RetryPolicy
-from skillshelf.materialize import LOADED_CONTEXT_HEADER
+from skillshelf.agent.loop import Agent, RetryPolicy
+from skillshelf.agent.materialize import LOADED_CONTEXT_HEADER
+from skillshelf.agent.trace import Trace
 from skillshelf.models import ModelError, ModelRequest, Usage, open_model
 from skillshelf.models.anthropic_messages import (
     MAX_BREAKPOINTS,
@@ -28,7 +29,6 @@ from skillshelf.models.anthropic_messages import (
 )
 from skillshelf.repository import Repository
 from skillshelf.testing import reply
-from skillshelf.trace import Trace
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "skills"
 EPHEMERAL = {"type": "ephemeral"}

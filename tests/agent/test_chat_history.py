@@ -18,9 +18,7 @@ from chat_cli import chat as _chat
 from chat_cli import chat_in_process as _chat_in_process
 from fake_providers import FakeOpenAI
 
-from skillshelf.agent import Agent
-from skillshelf.errors import UsageError
-from skillshelf.history import (
+from skillshelf.agent.history import (
     HISTORY_SUFFIX,
     HistoryError,
     HistoryLimit,
@@ -30,7 +28,9 @@ from skillshelf.history import (
     save_history,
     trim_history,
 )
-from skillshelf.materialize import LOADED_CONTEXT_HEADER
+from skillshelf.agent.loop import Agent
+from skillshelf.agent.materialize import LOADED_CONTEXT_HEADER
+from skillshelf.errors import UsageError
 from skillshelf.repository import Repository
 from skillshelf.stores import SessionStore
 from skillshelf.stores.memory import MemoryStore

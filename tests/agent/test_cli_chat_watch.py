@@ -25,8 +25,8 @@ import pytest
 from click.testing import CliRunner
 from fake_providers import FakeOpenAI, Scripted
 
-from skillshelf import search
 from skillshelf.cli import main
+from skillshelf.core import search
 from skillshelf.models import ModelResponse
 from skillshelf.repository import Repository
 from skillshelf.testing import make_skill, reply
@@ -330,7 +330,7 @@ def test_help_explains_watch() -> None:
 
 
 def test_change_line_lists_added_edited_and_removed_skills() -> None:
-    from skillshelf.cli_chat import _change_line
+    from skillshelf.cli.chat import _change_line
     from skillshelf.repository import Changes
 
     assert _change_line(Changes(("new",), ("edited",), ("gone", "old"))) == (
@@ -340,7 +340,7 @@ def test_change_line_lists_added_edited_and_removed_skills() -> None:
 
 
 def test_each_unusable_skill_is_warned_about_once_per_reason(tmp_path: Path) -> None:
-    from skillshelf.cli_chat import _problems, _skipped_warnings
+    from skillshelf.cli.chat import _problems, _skipped_warnings
 
     alpha = make_skill(tmp_path, "alpha")
     repo = Repository([tmp_path], cache_dir=False)

@@ -10,10 +10,10 @@ from typing import Any
 
 import pytest
 
-from skillshelf import trace as trace_module
-from skillshelf.agent_tools import call_allowed, pattern_tool
-from skillshelf.slash import SlashCommand, SlashCommandError, expand, parse_commands
-from skillshelf.trace import Trace, digest, span
+from skillshelf.agent import trace as trace_module
+from skillshelf.agent.trace import Trace, digest, span
+from skillshelf.core.slash import SlashCommand, SlashCommandError, expand, parse_commands
+from skillshelf.tools.user_tools import call_allowed, pattern_tool
 
 NAMES = {"alpha", "beta-two"}
 

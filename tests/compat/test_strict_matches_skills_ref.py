@@ -18,7 +18,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from skillshelf.compat import skills_ref as compat
-from skillshelf.skill import parse_skill_md
+from skillshelf.skills.skill import parse_skill_md
 
 skills_ref: Any = pytest.importorskip("skills_ref", reason="skills-ref is a dev dependency")
 pytest.importorskip("strictyaml", reason="strictyaml (skills-ref's YAML parser) is not installed")

@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from skillshelf.agent import Agent
-from skillshelf.catalog import CatalogEntry, render_catalog
+from skillshelf.agent.loop import Agent
 from skillshelf.cli import main
+from skillshelf.core.catalog import CatalogEntry, render_catalog
 from skillshelf.errors import UsageError
 from skillshelf.evals.cases import load_cases
 from skillshelf.evals.render import fmt

@@ -151,7 +151,7 @@ class _Unreachable:
 
 
 def test_the_first_five_runs_failing_stops_the_eval(repo: Repository) -> None:
-    from skillshelf.agent import RetryPolicy
+    from skillshelf.agent.loop import RetryPolicy
 
     cases = [EvalCase(f"c{i}", "do alpha", "alpha") for i in range(40)]
     model = _Unreachable()
@@ -163,7 +163,7 @@ def test_the_first_five_runs_failing_stops_the_eval(repo: Repository) -> None:
 
 
 def test_failures_after_a_success_do_not_stop_the_eval(repo: Repository) -> None:
-    from skillshelf.agent import RetryPolicy
+    from skillshelf.agent.loop import RetryPolicy
 
     cases = [EvalCase(f"c{i}", "nothing", None) for i in range(8)]
     model = _Unreachable(first=ModelResponse("no skill needed", (), "stop"))

@@ -11,13 +11,13 @@ from pathlib import Path
 import pytest
 from eval_fakes import FakeAnthropic, FakeOpenAI, FakeServer
 
-from skillshelf.agent import Agent
+from skillshelf.agent.loop import Agent
+from skillshelf.agent.trace import Trace
 from skillshelf.models import Model, ModelResponse, Usage
 from skillshelf.models.anthropic_messages import AnthropicModel
 from skillshelf.models.openai_chat import OpenAIChatModel
 from skillshelf.repository import Repository
 from skillshelf.testing import ScriptedModel, make_skill, reply
-from skillshelf.trace import Trace
 
 
 @pytest.fixture

@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from skillshelf.runner import BwrapExecutor, LocalExecutor, bwrap_available
-from skillshelf.workspace import Workspace
+from skillshelf.exec.runner import BwrapExecutor, LocalExecutor, bwrap_available
+from skillshelf.exec.workspace import Workspace
 
 
 @pytest.fixture

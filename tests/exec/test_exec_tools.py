@@ -8,13 +8,13 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from skillshelf.agent import Agent
+from skillshelf.agent.loop import Agent
 from skillshelf.cli import main
+from skillshelf.exec.runner import BwrapExecutor, LocalExecutor
+from skillshelf.exec.workspace import ExecPolicy, WorkspaceManager
 from skillshelf.repository import Repository
-from skillshelf.runner import BwrapExecutor, LocalExecutor
 from skillshelf.testing import ScriptedModel, reply
-from skillshelf.tools import SkillTools
-from skillshelf.workspace import ExecPolicy, WorkspaceManager
+from skillshelf.tools.skill_tools import SkillTools
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "skills"
 SUMMARIZE = "python3 scripts/summarize_csv.py scripts/sample.csv --out out/summary.md"

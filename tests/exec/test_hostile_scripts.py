@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from skillshelf.runner import DEFAULT_OUTPUT_CAP, KILL_GRACE_S, BwrapExecutor, Limits
-from skillshelf.workspace import ExecPolicy, ExecResult, Workspace, execute, shell_command
+from skillshelf.exec.runner import DEFAULT_OUTPUT_CAP, KILL_GRACE_S, BwrapExecutor, Limits
+from skillshelf.exec.workspace import ExecPolicy, ExecResult, Workspace, execute, shell_command
 
 # Generous bound on sandbox start + kill + drain on a slow shared CI machine.
 SLACK_S = 10.0

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from skillshelf.runner import (
+from skillshelf.exec.runner import (
     KILL_GRACE_S,
     BwrapExecutor,
     LocalExecutor,
@@ -99,7 +99,7 @@ def test_docker_is_reported_unavailable() -> None:
 
 
 def test_auto_warns_when_it_falls_back_to_local(monkeypatch: pytest.MonkeyPatch) -> None:
-    from skillshelf import runner
+    from skillshelf.exec import runner
 
     monkeypatch.setattr(runner, "bwrap_available", lambda: "no bwrap here")
     executor, warning = select_executor("auto")
@@ -116,5 +116,5 @@ def test_only_the_runner_imports_subprocess() -> None:
         for p in src.rglob("*.py")
         if "import subprocess" in p.read_text() or "os.fork" in p.read_text()
     ]
-    assert offenders == ["runner.py"]
-    assert os.path.exists(src / "runner.py")
+    assert offenders == ["exec/runner.py"]
+    assert os.path.exists(src / "exec/runner.py")

@@ -7,11 +7,8 @@ from pathlib import Path
 import pytest
 
 from skillshelf.errors import UsageError
-from skillshelf.repository import Repository
-from skillshelf.runner import LocalExecutor
-from skillshelf.skill import Skill
-from skillshelf.testing import make_skill
-from skillshelf.workspace import (
+from skillshelf.exec.runner import LocalExecutor
+from skillshelf.exec.workspace import (
     INLINE_TEXT_BYTES,
     ExecPolicy,
     Workspace,
@@ -20,6 +17,9 @@ from skillshelf.workspace import (
     execute,
     shell_command,
 )
+from skillshelf.repository import Repository
+from skillshelf.skills.skill import Skill
+from skillshelf.testing import make_skill
 
 
 def _skill(tmp_path: Path, **files: str) -> Skill:

@@ -185,7 +185,7 @@ def test_help_explains_every_option() -> None:
 def test_terminal_output_groups_findings_under_skill_headers(
     root: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr("skillshelf.cli_lint._is_tty", lambda: True)
+    monkeypatch.setattr("skillshelf.cli.lint.is_tty", lambda: True)
     result = run("--root", root)
     lines = result.stdout.splitlines()
     assert any(line.startswith("helper  ") for line in lines)

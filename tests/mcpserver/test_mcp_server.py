@@ -17,8 +17,8 @@ from skillshelf.testing import make_skill
 
 
 def test_exec_offers_and_runs_workspace_exec(tmp_path: Path) -> None:
-    from skillshelf.runner import LocalExecutor
-    from skillshelf.workspace import WorkspaceManager
+    from skillshelf.exec.runner import LocalExecutor
+    from skillshelf.exec.workspace import WorkspaceManager
 
     make_skill(tmp_path / "skills", "demo", files={"scripts/hi.py": "print('hi from demo')"})
     repo = Repository([tmp_path / "skills"], cache_dir=False)

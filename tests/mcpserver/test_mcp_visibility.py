@@ -10,7 +10,7 @@ from mcp_types import Implementation
 from mcpserver.helpers import EXAMPLES, INVALID_PARAMS, all_skills, error_code
 from skillshelf.mcpserver import SkillServer, Viewer
 from skillshelf.repository import Repository
-from skillshelf.skill import Skill
+from skillshelf.skills.skill import Skill
 
 HIDDEN = "release-notes"
 

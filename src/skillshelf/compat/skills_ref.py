@@ -9,8 +9,8 @@ modules has, so a shim package can re-export them module by module::
     # skills_ref/parser.py
     from skillshelf.compat.skills_ref import find_skill_md, parse_frontmatter, read_properties
 
-Frontmatter is parsed by :func:`skillshelf.frontmatter.parse_frontmatter` in strict mode and
-checked by :func:`skillshelf.manifest.build_manifest` in strict mode; neither strictyaml nor
+Frontmatter is parsed by :func:`skillshelf.core.frontmatter.parse_frontmatter` in strict mode and
+checked by :func:`skillshelf.core.manifest.build_manifest` in strict mode; neither strictyaml nor
 skills-ref is imported.
 
 The one intended difference: a SKILL.md that is not valid UTF-8 makes skills-ref crash with
@@ -36,16 +36,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
 
-from skillshelf.frontmatter import Frontmatter, FrontmatterError, decode_skill_md
-from skillshelf.frontmatter import parse_frontmatter as _parse_frontmatter
-from skillshelf.manifest import (
+from skillshelf.core.frontmatter import Frontmatter, FrontmatterError, decode_skill_md
+from skillshelf.core.frontmatter import parse_frontmatter as _parse_frontmatter
+from skillshelf.core.manifest import (
     MAX_COMPATIBILITY_LENGTH,
     SPEC_FIELDS,
     build_manifest,
 )
-from skillshelf.manifest import MAX_DESCRIPTION_LENGTH as _MAX_DESCRIPTION_LENGTH
-from skillshelf.manifest import MAX_NAME_LENGTH as _MAX_NAME_LENGTH
-from skillshelf.skill import SKILL_MD_NAMES
+from skillshelf.core.manifest import MAX_DESCRIPTION_LENGTH as _MAX_DESCRIPTION_LENGTH
+from skillshelf.core.manifest import MAX_NAME_LENGTH as _MAX_NAME_LENGTH
+from skillshelf.skills.skill import SKILL_MD_NAMES
 
 __all__ = [
     "ALLOWED_FIELDS",

@@ -9,7 +9,7 @@
 * :mod:`~skillshelf.evals.render` and :mod:`~skillshelf.evals.output` — text, Markdown, rich,
   and the ``--out`` folder.
 
-``skillshelf eval`` (:mod:`skillshelf.cli_eval`) strings them together.
+``skillshelf eval`` (:mod:`skillshelf.cli.eval`) strings them together.
 """
 
 from __future__ import annotations

@@ -23,9 +23,9 @@ from typing import Any, Final, Literal
 
 from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
 
+from skillshelf.core.search import closest_names
 from skillshelf.errors import FileAccessError, SkillshelfError
-from skillshelf.search import closest_names
-from skillshelf.tools import SKILL_TOOLS
+from skillshelf.tools.skill_tools import SKILL_TOOLS
 
 __all__ = [
     "CaseProblem",
@@ -347,7 +347,7 @@ def _skill_problems(
 
 
 def _is_file_in(folder: Path, relative: str) -> bool:
-    from skillshelf.paths import safe_join
+    from skillshelf.skills.paths import safe_join
 
     try:
         return safe_join(folder, relative).is_file()

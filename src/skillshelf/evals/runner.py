@@ -1,6 +1,6 @@
 """Running eval cases through the real agent loop, and what each run did.
 
-Every run is a fresh :class:`~skillshelf.agent.Agent` (own in-memory session store, so runs
+Every run is a fresh :class:`~skillshelf.agent.loop.Agent` (own in-memory session store, so runs
 never see each other's loads) with the full catalog and the default load mode, sending the
 case's query as the only user message. What the run did is read from its decision trace (the
 same records ``--out`` saves): each model step, each tool call with its step, validated
@@ -23,15 +23,15 @@ from typing import TYPE_CHECKING, Any, Final
 
 import anyio
 
+from skillshelf.agent.results import DEFAULT_INSTRUCTIONS, DEFAULT_MAX_STEPS
+from skillshelf.agent.trace import Trace
 from skillshelf.errors import SkillshelfError
 from skillshelf.models import Model, ModelAuthError, Usage
-from skillshelf.runtypes import DEFAULT_INSTRUCTIONS, DEFAULT_MAX_STEPS
-from skillshelf.trace import Trace
 
 if TYPE_CHECKING:
+    from skillshelf.agent.results import RetryPolicy
     from skillshelf.evals.cases import EvalCase
     from skillshelf.repository import Repository
-    from skillshelf.runtypes import RetryPolicy
 
 __all__ = [
     "DEFAULT_ABORT_AFTER",
@@ -305,7 +305,7 @@ async def _run_one(
     trace_dir: Path | None,
     retry: RetryPolicy | None,
 ) -> RunOutcome:
-    from skillshelf.agent import Agent
+    from skillshelf.agent.loop import Agent
 
     target = trace_dir / f"{case.id}-run{run}.jsonl" if trace_dir is not None else io.StringIO()
     trace = _RecordingTrace(target)

@@ -33,7 +33,7 @@ from skillshelf.lint._tools import check_tools
 
 if TYPE_CHECKING:
     from skillshelf.repository import Repository
-    from skillshelf.skill import Skill
+    from skillshelf.skills.skill import Skill
 
 __all__ = [
     "DEFAULT_SIMILARITY",
@@ -240,7 +240,7 @@ def lint_repository(
 def _skipped(path: str, diagnostics: Sequence[object], reason: str) -> LintFinding:
     import os
 
-    from skillshelf.diagnostics import Diagnostic
+    from skillshelf.core.diagnostics import Diagnostic
 
     line = next(
         (d.line for d in diagnostics if isinstance(d, Diagnostic) and d.severity == "error"), None

@@ -7,10 +7,10 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Final
 
+from skillshelf.core.frontmatter import FrontmatterError, decode_skill_md, parse_frontmatter
 from skillshelf.errors import SkillshelfError
-from skillshelf.frontmatter import FrontmatterError, decode_skill_md, parse_frontmatter
 from skillshelf.lint._model import LintSubject
-from skillshelf.skill import Skill, read_skill_md
+from skillshelf.skills.skill import Skill, read_skill_md
 
 __all__ = ["subject_from_skill"]
 

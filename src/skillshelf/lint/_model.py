@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Final
 
-from skillshelf.diagnostics import Severity
+from skillshelf.core.diagnostics import Severity
 
 __all__ = ["RULES", "LintFinding", "LintReport", "LintSubject", "Rule", "finding", "sort_key"]
 

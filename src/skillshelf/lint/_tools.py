@@ -165,7 +165,7 @@ def check_tools(subject: LintSubject) -> list[LintFinding]:
     """Instructions in the body that the declared ``allowed-tools`` does not cover."""
     if subject.allowed_tools is None or subject.body is None:
         return []
-    from skillshelf.agent_tools import call_allowed, pattern_tool
+    from skillshelf.tools.user_tools import call_allowed, pattern_tool
 
     allowed = subject.allowed_tools
     granted = {pattern_tool(p) for p in allowed}

@@ -1,7 +1,7 @@
 """A skill's files as SEP-2640 sees them: ``skill://`` URIs, digests, limits, directories.
 
 Every URI a client sends is parsed here and every path it names is joined to the skill
-directory by :func:`skillshelf.paths.safe_join`, so nothing outside a skill is ever served.
+directory by :func:`skillshelf.skills.paths.safe_join`, so nothing outside a skill is ever served.
 """
 
 from __future__ import annotations
@@ -18,8 +18,8 @@ from typing import Final
 from urllib.parse import quote, unquote
 
 from skillshelf.errors import FileAccessError
-from skillshelf.paths import safe_join
-from skillshelf.skill import Skill
+from skillshelf.skills.paths import safe_join
+from skillshelf.skills.skill import Skill
 
 __all__ = [
     "DIRECTORY_MIME",

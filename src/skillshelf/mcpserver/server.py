@@ -51,8 +51,9 @@ from mcp_types import (
 )
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
-from skillshelf import __version__
-from skillshelf.catalog import CatalogEntry, render_catalog
+from skillshelf._version import __version__
+from skillshelf.core.catalog import CatalogEntry, render_catalog
+from skillshelf.core.session import LoadMode
 from skillshelf.mcpserver.extension import (
     SkillsExtension,
     decode_cursor,
@@ -71,14 +72,13 @@ from skillshelf.mcpserver.files import (
 )
 from skillshelf.mcpserver.shelf import SKILLS_EXTENSION, Shelf, Viewer, Visibility
 from skillshelf.repository import Changes, Repository
-from skillshelf.session import LoadMode
-from skillshelf.skill import Skill
+from skillshelf.skills.skill import Skill
 from skillshelf.stores import SessionStore, open_store
-from skillshelf.tools import SKILL_TOOLS, SkillTools
+from skillshelf.tools.skill_tools import SKILL_TOOLS, SkillTools
 
 if TYPE_CHECKING:
-    from skillshelf.runner import Executor
-    from skillshelf.workspace import ExecPolicy, WorkspaceManager
+    from skillshelf.exec.runner import Executor
+    from skillshelf.exec.workspace import ExecPolicy, WorkspaceManager
 
 __all__ = ["SkillServer"]
 
@@ -128,7 +128,7 @@ class SkillServer:
     ) -> None:
         self.workspaces: WorkspaceManager | None = None
         if enable_exec:
-            from skillshelf.workspace import WorkspaceManager
+            from skillshelf.exec.workspace import WorkspaceManager
 
             self.workspaces = workspaces or WorkspaceManager()
         self.executor = executor

@@ -21,7 +21,7 @@ from typing import Any, Final
 
 import yaml
 
-from skillshelf.frontmatter import FrontmatterError, decode_skill_md, parse_frontmatter
+from skillshelf.core.frontmatter import FrontmatterError, decode_skill_md, parse_frontmatter
 from skillshelf.mcpserver.files import (
     DigestCache,
     SkillFiles,
@@ -30,7 +30,7 @@ from skillshelf.mcpserver.files import (
     skill_files,
 )
 from skillshelf.repository import Repository
-from skillshelf.skill import Skill, read_skill_md
+from skillshelf.skills.skill import Skill, read_skill_md
 
 __all__ = ["Shelf", "Viewer", "Visibility"]
 

@@ -24,7 +24,7 @@ from skillshelf.errors import SkillshelfError, UsageError
 C = TypeVar("C")
 
 if TYPE_CHECKING:
-    from skillshelf.toolspec import ToolDef
+    from skillshelf.tools.spec import ToolDef
 
 __all__ = [
     "Message",
@@ -235,7 +235,7 @@ def open_model(
         key = _api_key(api_key_env or "ANTHROPIC_API_KEY", required=base_url is None)
         return AnthropicModel(name, api_key=key, base_url=base_url, stream=stream)
     if provider == "scripted":
-        from skillshelf.testing import ScriptedModel
+        from skillshelf.models.scripted import ScriptedModel
 
         return ScriptedModel.from_file(name)
     if provider == "baseline":

@@ -33,7 +33,7 @@ from skillshelf.models import (
     sdk_error,
     system_text,
 )
-from skillshelf.toolspec import to_anthropic
+from skillshelf.tools.spec import to_anthropic
 
 if TYPE_CHECKING:
     import anthropic

@@ -3,7 +3,7 @@
 It answers through the same agent loop as a real model, from what a real model sees: the
 catalog in the system prompt (names and descriptions, as trimmed by the catalog budget) and
 the user's message. On the first step it ranks the catalog with skillshelf's own search
-(:class:`~skillshelf.search.SearchIndex`: name, phrase and BM25 matching) and, when the best
+(:class:`~skillshelf.core.search.SearchIndex`: name, phrase and BM25 matching) and, when the best
 hit scores at least ``min_score``, calls ``skill_load`` on it; otherwise it answers without a
 skill. After a tool result it answers with one short sentence. It never reads documents or
 runs scripts.
@@ -25,9 +25,9 @@ from dataclasses import dataclass
 from typing import Final
 from urllib.parse import parse_qsl
 
+from skillshelf.core.search import SearchIndex
 from skillshelf.errors import UsageError
 from skillshelf.models import Message, ModelRequest, ModelResponse, TextSink, ToolCall
-from skillshelf.search import SearchIndex
 
 __all__ = ["DEFAULT_MIN_SCORE", "SearchBaselineModel", "catalog_from_prompt"]
 

@@ -19,7 +19,7 @@ from skillshelf.models import (
     Usage,
     sdk_error,
 )
-from skillshelf.toolspec import to_openai
+from skillshelf.tools.spec import to_openai
 
 if TYPE_CHECKING:
     import openai

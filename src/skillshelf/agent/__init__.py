@@ -1,0 +1,1 @@
+"""The agent: the model ↔ tools loop, conversations, results, traces and history."""

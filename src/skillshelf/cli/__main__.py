@@ -1,0 +1,5 @@
+"""``python -m skillshelf.cli``: the ``skillshelf`` command."""
+
+from skillshelf.cli.app import main
+
+main()

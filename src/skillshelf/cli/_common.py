@@ -1,0 +1,206 @@
+"""What every ``skillshelf`` command shares: options, output helpers, exit codes.
+
+Exit codes: 0 ok; 1 the subject failed (invalid skill, unknown skill, refused or missing file);
+2 usage error. Results go to stdout, diagnostics to stderr. Tables are drawn with rich on a
+terminal and printed as plain text when piped.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import json
+import sys
+from collections.abc import Callable, Iterator, Sequence
+from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
+
+import click
+
+if TYPE_CHECKING:
+    from skillshelf.repository import Repository
+
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+EXIT_FAILED = 1
+
+
+def fail(message: str) -> NoReturn:
+    click.echo(f"error: {message}", err=True)
+    raise SystemExit(EXIT_FAILED)
+
+
+def emit_json(value: object) -> None:
+    click.echo(json.dumps(value, indent=2, ensure_ascii=False))
+
+
+def is_tty() -> bool:
+    return sys.stdout.isatty()
+
+
+@contextlib.contextmanager
+def progress_bar(total: int, label: str, *, enabled: bool = True) -> Iterator[Callable[..., None]]:
+    """A rich progress bar on stderr, only when stderr is a terminal (never corrupts stdout).
+
+    Yields a function to call once per finished item (its arguments are ignored).
+    """
+    if not (enabled and sys.stderr.isatty()):
+        yield lambda *_args: None
+        return
+    from rich.console import Console
+    from rich.progress import Progress
+
+    with Progress(console=Console(stderr=True), transient=True) as bar:
+        task = bar.add_task(label, total=total)
+        yield lambda *_args: bar.advance(task)
+
+
+REPO_KEY = "skillshelf.repository.repository"
+# Diagnostic codes that mean a root could not be used (archive and URL roots have their own).
+_ROOT_CODES = ("root.", "archive.", "remote.")
+
+
+def _fail_on_root_errors(func: F) -> F:
+    """Exit 1 after the command's output when a root given explicitly could not be used."""
+
+    @functools.wraps(func)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        result = func(*args, **kwargs)
+        repo = click.get_current_context().meta.get(REPO_KEY)
+        if repo is not None and any(
+            d.severity == "error" and d.code.startswith(_ROOT_CODES) for d in repo.diagnostics
+        ):
+            raise SystemExit(EXIT_FAILED)
+        return result
+
+    return wrapper  # type: ignore[return-value]
+
+
+def root_options(func: F) -> F:
+    """The options every command that opens skills shares (a missing root makes it exit 1)."""
+    func = _fail_on_root_errors(func)
+    options = [
+        click.option(
+            "--root",
+            "-r",
+            "roots",
+            multiple=True,
+            metavar="PATH",
+            help="A skills root (folder of skill folders, or one skill). Repeat for several; "
+            "the first root that defines a name wins. Default: $SKILLSHELF_ROOTS, else "
+            ".agents/skills and .claude/skills in the project and home.",
+        ),
+        click.option(
+            "--include-hidden",
+            is_flag=True,
+            help="Also walk hidden folders (.curated/, .system/, …) and node_modules.",
+        ),
+        click.option(
+            "--max-depth",
+            type=click.IntRange(0, 64),
+            default=6,
+            show_default=True,
+            help="Folder levels searched below each root.",
+        ),
+        click.option(
+            "--max-dirs",
+            type=click.IntRange(1),
+            default=2000,
+            show_default=True,
+            help="Folders visited per root before the scan stops (with a warning).",
+        ),
+        click.option(
+            "--no-cache",
+            is_flag=True,
+            help="Do not read or write the index cache ($SKILLSHELF_CACHE_DIR).",
+        ),
+    ]
+    for option in reversed(options):
+        func = option(func)
+    return func
+
+
+def model_options(func: F) -> F:
+    """``--model``, ``--base-url`` and ``--api-key-env``: what :func:`~skillshelf.models.open_model`
+    takes, for every command that talks to a model."""
+    options = [
+        click.option(
+            "--model",
+            "model_spec",
+            required=True,
+            metavar="SPEC",
+            help="openai:NAME, anthropic:NAME, scripted:FILE (a JSON list of replies), or "
+            "baseline:search — an offline lexical baseline (skillshelf's own search over the "
+            "catalog; not a model) that shows whether the descriptions can be told apart at "
+            "all. baseline:search?min_score=X sets its load threshold.",
+        ),
+        click.option(
+            "--base-url", help="The provider's URL, e.g. http://127.0.0.1:8000/v1 for vLLM."
+        ),
+        click.option(
+            "--api-key-env",
+            metavar="VAR",
+            help="Environment variable holding the API key "
+            "(default OPENAI_API_KEY / ANTHROPIC_API_KEY).",
+        ),
+    ]
+    for option in reversed(options):
+        func = option(func)
+    return func
+
+
+def open_repository(
+    roots: Sequence[str],
+    include_hidden: bool,
+    max_depth: int,
+    max_dirs: int,
+    no_cache: bool,
+) -> Repository:
+    from skillshelf.repository import Repository
+
+    repo = Repository(
+        roots or None,
+        include_hidden=include_hidden,
+        max_depth=max_depth,
+        max_dirs=max_dirs,
+        cache_dir=False if no_cache else None,
+    )
+    for diag in repo.diagnostics:
+        click.echo(str(diag), err=True)
+    click.get_current_context().meta[REPO_KEY] = repo
+    if not repo.roots:
+        click.echo(
+            "note: no skills roots found (pass --root, set SKILLSHELF_ROOTS, or create "
+            ".agents/skills)",
+            err=True,
+        )
+    return repo
+
+
+def repo_from(kwargs: dict[str, Any]) -> Repository:
+    return open_repository(
+        kwargs.pop("roots"),
+        kwargs.pop("include_hidden"),
+        kwargs.pop("max_depth"),
+        kwargs.pop("max_dirs"),
+        kwargs.pop("no_cache"),
+    )
+
+
+def short(text: str, limit: int) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def table(headers: list[str], rows: list[list[str]]) -> None:
+    if is_tty():
+        from rich.console import Console
+        from rich.table import Table
+
+        table = Table(*headers)
+        for row in rows:
+            table.add_row(*row)
+        Console().print(table)
+    else:
+        for row in rows:
+            click.echo("\t".join(row))

@@ -1,0 +1,48 @@
+"""The ``skillshelf`` command group: every command module's commands, added explicitly.
+
+Exit codes: 0 ok; 1 the subject failed (invalid skill, unknown skill, refused or missing file);
+2 usage error. Results go to stdout, diagnostics to stderr.
+"""
+
+from __future__ import annotations
+
+import click
+
+from skillshelf._version import __version__
+from skillshelf.cli import chat, exec, lint, serve, skills, tokens, trust
+from skillshelf.cli import eval as eval_module
+
+__all__ = ["main"]
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="skillshelf")
+def main() -> None:
+    """skillshelf — Agent Skills for LLM agents.
+
+    Discover, validate, list, show, search and read skills (folders with a SKILL.md), render
+    the catalog a model sees, serve skills over MCP, chat with a model that uses them, run
+    their scripts in a sandbox, and measure whether a model triggers them.
+    """
+
+
+for _command in (
+    skills.validate,
+    skills.list_,
+    skills.show,
+    skills.read,
+    skills.prompt,
+    skills.search,
+    skills.call,
+    skills.tools,
+    serve.serve,
+    chat.chat,
+    exec.exec_,
+    eval_module.eval_,
+    lint.lint,
+    tokens.tokens,
+    trust.lock,
+    trust.verify,
+    trust.scan,
+):
+    main.add_command(_command)

@@ -1,0 +1,120 @@
+"""``skillshelf exec``: run a command in a skill's workspace copy.
+
+Registered on the ``skillshelf`` group by importing this module (see ``cli._COMMAND_MODULES``).
+The command after ``--`` is an argument vector run without a shell; the exit status is the
+command's own, :data:`EXIT_TIMEOUT` when it was killed at its time limit.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Final
+
+import click
+
+from skillshelf.cli._common import emit_json, fail, repo_from, root_options
+from skillshelf.errors import SkillshelfError, UsageError
+
+__all__ = ["exec_"]
+
+EXIT_TIMEOUT: Final = 124  # what coreutils' timeout(1) returns
+
+
+@click.command("exec")
+@root_options
+@click.argument("name")
+@click.argument("command", nargs=-1, required=True)
+@click.option(
+    "--sandbox",
+    type=click.Choice(["auto", "bwrap", "local", "docker"]),
+    default="auto",
+    show_default=True,
+    help="Executor: auto = bwrap where it works, else local (not isolated).",
+)
+@click.option("--timeout", "timeout_s", type=click.FloatRange(min=0, min_open=True), default=60.0)
+@click.option("--collect", multiple=True, metavar="GLOB", help="Output files to report.")
+@click.option(
+    "--input",
+    "inputs",
+    multiple=True,
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    help="Copy FILE into the workspace's inputs/.",
+)
+@click.option("--allow-network", is_flag=True, help="Give the command network access.")
+@click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
+@click.option(
+    "--workspace",
+    "workspace_dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    help="Keep the workspace under DIR (default: a temporary one, removed afterwards).",
+)
+def exec_(
+    name: str,
+    command: tuple[str, ...],
+    sandbox: str,
+    timeout_s: float,
+    collect: tuple[str, ...],
+    inputs: tuple[Path, ...],
+    allow_network: bool,
+    as_json: bool,
+    workspace_dir: Path | None,
+    **kwargs: Any,
+) -> None:
+    """Run COMMAND in NAME's workspace copy (put it after --)."""
+    from skillshelf.exec.runner import ExecutorName, SandboxUnavailableError, select_executor
+    from skillshelf.exec.workspace import ExecPolicy, WorkspaceManager, execute
+
+    repo = repo_from(kwargs)
+    skill = repo.find(name)
+    if skill is None:
+        fail(f"unknown skill {name!r}")
+    chosen: ExecutorName = sandbox  # type: ignore[assignment]  # click.Choice checked it
+    try:
+        executor, warning = select_executor(chosen)
+    except SandboxUnavailableError as exc:
+        fail(str(exc))
+    if warning:
+        click.echo(f"warning: {warning}", err=True)
+    manager = WorkspaceManager(workspace_dir, retention="keep" if workspace_dir else "delete")
+    session = f"cli-{id(manager)}"
+    policy = ExecPolicy(allow_network=allow_network, max_timeout_s=timeout_s)
+    try:
+        workspace = manager.open(session)
+        for source in inputs:
+            workspace.add_input(source)
+        result = execute(
+            workspace,
+            executor,
+            command,
+            skill=skill,
+            policy=policy,
+            timeout_s=timeout_s,
+            collect=collect,
+            network=allow_network,
+        )
+    except (UsageError, SkillshelfError, OSError) as exc:
+        manager.close(session)
+        fail(str(exc))
+    manager.close(session)
+    if as_json:
+        emit_json(result.to_json())
+    else:
+        _print(result)
+    raise SystemExit(EXIT_TIMEOUT if result.timed_out else _status(result.exit_code))
+
+
+def _status(code: int) -> int:
+    return 128 - code if code < 0 else code  # killed by signal N → 128+N, as a shell reports
+
+
+def _print(result: Any) -> None:
+    click.echo(result.stdout, nl=False)
+    click.echo(result.stderr, nl=False, err=True)
+    if result.stdout_truncated or result.stderr_truncated:
+        click.echo("note: output was truncated (head and tail kept)", err=True)
+    for file in result.files:
+        click.echo(f"collected: {file.path} ({file.size} B, {file.mime}, {file.sha256})", err=True)
+    for note in result.notes:
+        click.echo(f"note: {note}", err=True)
+    if result.timed_out:
+        click.echo("error: the command timed out and was killed", err=True)

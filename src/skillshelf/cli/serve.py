@@ -1,0 +1,173 @@
+"""``skillshelf serve``: the MCP server command (needs the ``mcp`` extra)."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sys
+import tempfile
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import click
+
+from skillshelf.cli._common import repo_from, root_options
+
+if TYPE_CHECKING:
+    from skillshelf.exec.runner import Executor
+
+__all__ = ["serve"]
+
+
+@click.command()
+@root_options
+@click.option(
+    "--transport",
+    type=click.Choice(["stdio", "http"]),
+    default="stdio",
+    show_default=True,
+    help="stdio for a client that launches the server; http for streamable HTTP at /mcp.",
+)
+@click.option("--host", default="127.0.0.1", show_default=True, help="Address to bind (http).")
+@click.option(
+    "--port",
+    type=click.IntRange(0, 65535),
+    default=8000,
+    show_default=True,
+    help="Port to bind (http); 0 picks a free one.",
+)
+@click.option("--watch", is_flag=True, help="Re-scan when files under the roots change.")
+@click.option(
+    "--exec", "enable_exec", is_flag=True, help="Offer workspace_exec (per-session workspaces)."
+)
+@click.option(
+    "--sandbox",
+    type=click.Choice(["auto", "bwrap", "local", "docker"]),
+    default=None,
+    help="Executor for --exec (default auto: bwrap where it works, else local).",
+)
+@click.option(
+    "--store",
+    "store_url",
+    default=None,
+    metavar="URL",
+    help="Session store: memory: (default), sqlite:PATH or redis://HOST:PORT/DB.",
+)
+@click.option(
+    "--token-env",
+    default=None,
+    metavar="VAR",
+    help="Require 'Authorization: Bearer <token>' on HTTP, the token read from $VAR.",
+)
+@click.option(
+    "--load-mode",
+    type=click.Choice(["once", "turn", "session"]),
+    default="session",
+    show_default=True,
+    help="How long skill_load keeps a skill loaded in a session.",
+)
+def serve(
+    transport: str,
+    host: str,
+    port: int,
+    watch: bool,
+    enable_exec: bool,
+    sandbox: str | None,
+    store_url: str | None,
+    token_env: str | None,
+    load_mode: str,
+    **kwargs: Any,
+) -> None:
+    """Serve the skills over MCP: the skills extension, skill:// resources, tools, prompts.
+
+    Logs go to stderr; under stdio, stdout carries only the protocol. Without --watch, send
+    SIGHUP to re-scan the roots.
+    """
+    if sandbox is not None and not enable_exec:
+        raise click.UsageError("--sandbox only applies with --exec")
+    executor = _executor(sandbox or "auto") if enable_exec else None
+    try:
+        import anyio
+
+        from skillshelf.mcpserver import SkillServer
+        from skillshelf.mcpserver.run import configure_logging
+        from skillshelf.mcpserver.run import serve as run_server
+    except ImportError as exc:  # pragma: no cover - depends on the installed extras
+        raise click.ClickException(
+            f"skillshelf serve needs the 'mcp' extra: pip install 'skillshelf[mcp]' ({exc})"
+        ) from None
+    from skillshelf.errors import SkillshelfError, UsageError
+    from skillshelf.exec.workspace import WorkspaceManager
+    from skillshelf.stores import open_store
+
+    token = _token(token_env)
+    if transport == "http" and not token and not _loopback(host):
+        raise click.UsageError(
+            f"refusing to bind {host} without a bearer token; pass --token-env VAR "
+            "(or bind to 127.0.0.1)"
+        )
+    configure_logging()
+    repo = repo_from(kwargs)
+    try:
+        store = open_store(store_url)
+    except (UsageError, SkillshelfError) as exc:
+        raise click.UsageError(str(exc)) from None
+    # Workspaces live in a private temporary folder that goes when the server stops.
+    ws_base = Path(tempfile.mkdtemp(prefix="skillshelf-ws-")) if enable_exec else None
+    server = SkillServer(
+        repo,
+        store=store,
+        load_mode=load_mode,  # type: ignore[arg-type]
+        enable_exec=enable_exec,
+        executor=executor,
+        workspaces=WorkspaceManager(ws_base) if ws_base else None,
+    )
+
+    def ready(where: str) -> None:
+        print(f"skillshelf: serving {len(repo)} skills on {where}", file=sys.stderr, flush=True)
+
+    try:
+        anyio.run(
+            lambda: run_server(
+                server,
+                transport=transport,  # type: ignore[arg-type]
+                host=host,
+                port=port,
+                token=token,
+                watch=watch,
+                on_ready=ready,
+            )
+        )
+    except KeyboardInterrupt:  # pragma: no cover - interactive stop
+        pass
+    finally:
+        store.close()
+        if ws_base is not None:
+            shutil.rmtree(ws_base, ignore_errors=True)
+
+
+def _executor(sandbox: str) -> Executor:
+    from skillshelf.exec.runner import SandboxUnavailableError, select_executor
+
+    try:
+        executor, warning = select_executor(sandbox)  # type: ignore[arg-type]
+    except SandboxUnavailableError as exc:
+        raise click.UsageError(f"--exec: {exc}") from None
+    if warning:
+        click.echo(f"warning: {warning}", err=True)
+    return executor
+
+
+def _token(var: str | None) -> str | None:
+    if var is None:
+        return None
+    value = os.environ.get(var, "").strip()
+    if not value:
+        raise click.UsageError(f"--token-env {var}: the environment variable is empty or unset")
+    return value
+
+
+def _loopback(host: str) -> bool:
+    from skillshelf.mcpserver.run import is_loopback
+
+    return is_loopback(host)

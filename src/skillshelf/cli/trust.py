@@ -1,0 +1,152 @@
+"""``skillshelf lock``, ``verify`` and ``scan``: the integrity lockfile and the content scanner.
+
+Registered on the ``skillshelf`` group by importing this module (see ``cli._COMMAND_MODULES``).
+Each command opens the skills without a lockfile (it is the lockfile's subject) and exits 1
+when there is something to act on: drift for ``verify``, a ``block`` finding for ``scan``.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import click
+
+from skillshelf.cli._common import EXIT_FAILED, REPO_KEY, emit_json, fail, root_options
+from skillshelf.errors import SkillshelfError
+
+if TYPE_CHECKING:
+    from skillshelf.repository import Repository
+    from skillshelf.skills.skill import Skill
+    from skillshelf.trust.lockfile import LockEntry
+
+__all__ = ["lock", "scan", "verify"]
+
+
+def _repo(kwargs: dict[str, Any]) -> Repository:
+    from skillshelf.repository import Repository
+
+    # The lockfile is what these commands write or check, so it must not hide skills here.
+    repo = Repository(
+        kwargs.pop("roots") or None,
+        include_hidden=kwargs.pop("include_hidden"),
+        max_depth=kwargs.pop("max_depth"),
+        max_dirs=kwargs.pop("max_dirs"),
+        cache_dir=False if kwargs.pop("no_cache") else None,
+        lockfile=False,
+    )
+    for diag in repo.diagnostics:
+        click.echo(str(diag), err=True)
+    click.get_current_context().meta[REPO_KEY] = repo
+    return repo
+
+
+@click.command()
+@root_options
+@click.option(
+    "--out",
+    "out",
+    default="skills.lock",
+    show_default=True,
+    metavar="PATH",
+    help="The lockfile to write (or, with --update, to update).",
+)
+@click.option(
+    "--update",
+    "update",
+    multiple=True,
+    metavar="NAME",
+    help="Approve only NAME's current content in the existing lockfile. Repeat for several.",
+)
+def lock(out: str, update: tuple[str, ...], **kwargs: Any) -> None:
+    """Record every visible skill's content digest in a lockfile (approve a change: --update)."""
+    from skillshelf.trust.lockfile import Lockfile
+
+    repo = _repo(kwargs)
+    if update:
+        try:
+            lockfile = Lockfile.load(out)
+            for name in update:
+                lockfile.entries[name] = _entry(repo, repo.get(name))
+        except SkillshelfError as exc:
+            fail(str(exc))
+        lockfile.save(out)
+        click.echo(f"approved {', '.join(update)} in {out}", err=True)
+        return
+    lockfile = Lockfile({s.name: _entry(repo, s) for s in repo.skills})
+    lockfile.save(out)
+    click.echo(f"locked {len(lockfile.entries)} skills in {out}", err=True)
+
+
+def _entry(repo: Repository, skill: Skill) -> LockEntry:
+    from skillshelf.trust.lockfile import LockEntry
+
+    return LockEntry.of(skill, repo.root_directories.get(skill.root))
+
+
+@click.command()
+@root_options
+@click.option(
+    "--lock",
+    "lock_path",
+    default="skills.lock",
+    show_default=True,
+    metavar="PATH",
+    help="The lockfile to check against.",
+)
+@click.option("--json", "as_json", is_flag=True, help="Print a JSON list of drifts.")
+def verify(lock_path: str, as_json: bool, **kwargs: Any) -> None:
+    """Check every skill against the lockfile; exit 1 on any drift (for CI)."""
+    from skillshelf.trust.lockfile import Lockfile
+
+    repo = _repo(kwargs)
+    try:
+        lockfile = Lockfile.load(lock_path)
+    except SkillshelfError as exc:
+        fail(str(exc))
+    drifts = lockfile.verify(repo.skills)
+    if as_json:
+        emit_json([d.to_dict() for d in drifts])
+    else:
+        for drift in drifts:
+            click.echo(f"{drift.name}\t{drift.kind}\t{drift.summary()}")
+        click.echo(
+            f"{len(drifts)} drifted of {len(lockfile.entries)} locked skills ({lock_path})",
+            err=True,
+        )
+    if drifts:
+        raise SystemExit(EXIT_FAILED)
+
+
+@click.command()
+@root_options
+@click.option("--json", "as_json", is_flag=True, help="Print JSON: [{skill, findings}].")
+def scan(as_json: bool, **kwargs: Any) -> None:
+    """Scan every skill's files for injection, fetch-and-exec, secrets and exfiltration.
+
+    Scans all roots, trusted or not. Exits 1 when any finding has severity ``block``.
+    """
+    from skillshelf.trust.scanner import scan_skill
+
+    repo = _repo(kwargs)
+    report = [(s, scan_skill(s.directory)) for s in repo.skills]
+    blocked = any(f.severity == "block" for _, findings in report for f in findings)
+    if as_json:
+        emit_json(
+            [
+                {
+                    "skill": s.name,
+                    "path": s.directory,
+                    "findings": [f.to_dict() for f in findings],
+                }
+                for s, findings in report
+            ]
+        )
+    else:
+        for skill, findings in report:
+            for f in findings:
+                where = f"{f.path}:{f.line}" if f.line else f.path
+                click.echo(f"{skill.name}\t{f.severity}\t{f.code}\t{where}\t{f.message}")
+        count = sum(len(findings) for _, findings in report)
+        click.echo(f"{count} findings in {len(report)} skills", err=True)
+    if blocked:
+        raise SystemExit(EXIT_FAILED)

@@ -1,0 +1,429 @@
+"""Frontmatter mapping → typed :class:`Manifest` plus diagnostics.
+
+Two modes:
+
+* ``strict`` reproduces skills-ref 0.1.1: the same inputs are errors, with the same key phrases
+  in the messages, in the same order. Anything else worth saying is at most a warning, so the
+  accept/reject decision never differs from the reference.
+* ``lenient`` (the runtime default) understands the extensions real skills use and turns a
+  name/directory mismatch, an over-long description and unknown keys into warnings. A skill is
+  unusable (``manifest is None``) only without a name or a description.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import unicodedata
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Final
+
+from skillshelf.core.diagnostics import Diagnostic, Severity
+from skillshelf.core.frontmatter import Frontmatter, Mode, YamlValue
+
+__all__ = [
+    "ALIASES",
+    "EXTENSION_FIELDS",
+    "MAX_COMPATIBILITY_LENGTH",
+    "MAX_DESCRIPTION_LENGTH",
+    "MAX_NAME_LENGTH",
+    "SPEC_FIELDS",
+    "Manifest",
+    "build_manifest",
+    "parse_allowed_tools",
+]
+
+MAX_NAME_LENGTH: Final = 64
+MAX_DESCRIPTION_LENGTH: Final = 1024
+MAX_COMPATIBILITY_LENGTH: Final = 500
+
+SPEC_FIELDS: Final = frozenset(
+    {"name", "description", "license", "allowed-tools", "metadata", "compatibility"}
+)
+# Claude Code's and Agent Zero's keys, understood in lenient mode.
+EXTENSION_FIELDS: Final = frozenset(
+    {
+        "disable-model-invocation",
+        "user-invocable",
+        "argument-hint",
+        "when_to_use",
+        "version",
+        "tags",
+        "triggers",
+        "trigger",
+        "trigger_patterns",
+        "allowed_tools",
+        "tools",
+    }
+)
+# alias → canonical key
+ALIASES: Final = {
+    "trigger": "triggers",
+    "trigger_patterns": "triggers",
+    "allowed_tools": "allowed-tools",
+    "tools": "allowed-tools",
+}
+_PLAIN_NAME: Final = re.compile(r"[a-z0-9]+(?:-[a-z0-9]+)*")
+_PLAIN_FIELDS: Final = SPEC_FIELDS - {"allowed-tools"}
+_TRUE: Final = frozenset({"true", "yes", "on", "y"})
+_FALSE: Final = frozenset({"false", "no", "off", "n"})
+
+
+@dataclass(frozen=True, slots=True)
+class Manifest:
+    """The typed frontmatter of one skill.
+
+    Attributes:
+        name: The skill's name (NFKC-normalised, stripped).
+        description: What the skill does and when to use it (stripped).
+        license: Licence name or file, if given.
+        compatibility: Environment requirements, if given.
+        metadata: Client-specific key/value pairs; values are always strings.
+        allowed_tools: Tool patterns the skill expects, e.g. ``("Bash(git:*)", "Read")``.
+        allowed_tools_raw: ``allowed-tools`` exactly as written, when it was a string.
+        disable_model_invocation: Only the user may invoke it (kept out of the catalog).
+        user_invocable: The user may invoke it as ``/name``.
+        argument_hint: Hint shown for ``/name`` arguments.
+        when_to_use: Extra guidance on when the skill applies.
+        version: The skill's version string.
+        tags: Free-form tags.
+        triggers: Phrases that should make the skill load.
+        extra: Unknown keys, kept verbatim so nothing the author wrote is lost.
+    """
+
+    name: str
+    description: str
+    license: str | None = None
+    compatibility: str | None = None
+    metadata: dict[str, str] = field(default_factory=dict)
+    allowed_tools: tuple[str, ...] = ()
+    allowed_tools_raw: str | None = None
+    disable_model_invocation: bool = False
+    user_invocable: bool = True
+    argument_hint: str | None = None
+    when_to_use: str | None = None
+    version: str | None = None
+    tags: tuple[str, ...] = ()
+    triggers: tuple[str, ...] = ()
+    extra: dict[str, YamlValue] = field(default_factory=dict)
+
+
+def parse_allowed_tools(value: str) -> tuple[str, ...]:
+    """Split an ``allowed-tools`` string on spaces and commas outside parentheses.
+
+    ``"Bash(git status:*) Read, Grep"`` → ``("Bash(git status:*)", "Read", "Grep")``.
+    """
+    items: list[str] = []
+    current: list[str] = []
+    depth = 0
+    for char in value:
+        if char == "(":
+            depth += 1
+        elif char == ")":
+            depth = max(0, depth - 1)
+        if depth == 0 and (char.isspace() or char == ","):
+            if current:
+                items.append("".join(current))
+                current = []
+            continue
+        current.append(char)
+    if current:
+        items.append("".join(current))
+    return tuple(items)
+
+
+class _Collector:
+    def __init__(self, fm: Frontmatter, mode: Mode, path: str | None) -> None:
+        self.fm = fm
+        self.mode = mode
+        self.path = path
+        self.items: list[Diagnostic] = []
+
+    def add(self, code: str, severity: Severity, message: str, field: str | None = None) -> None:
+        line = self.fm.lines.get(field) if field else None
+        self.items.append(Diagnostic(code, severity, message, field, self.path, line))
+
+    def lenient_warning(self) -> Severity:
+        return "error" if self.mode == "strict" else "warning"
+
+
+def build_manifest(
+    fm: Frontmatter, *, dir_name: str | None, mode: Mode = "lenient", path: str | None = None
+) -> tuple[Manifest | None, list[Diagnostic]]:
+    """Validate a frontmatter mapping and build the manifest.
+
+    Args:
+        fm: The parsed frontmatter.
+        dir_name: The skill directory's name, for the name/directory check (None skips it).
+        mode: ``"strict"`` (skills-ref's rules) or ``"lenient"``.
+        path: Path recorded in the diagnostics.
+
+    Returns:
+        The manifest (None when the skill has no usable name or description) and the
+        diagnostics, skills-ref's errors first and in its order.
+    """
+    out = _Collector(fm, mode, path)
+    data = fm.data
+    _check_fields(data, out)
+    name = _check_name(data, dir_name, out)
+    description = _check_description(data, out)
+    compatibility = _check_compatibility(data, out)
+    for key in fm.duplicate_keys:
+        out.add(
+            "frontmatter.duplicate_key",
+            "warning",
+            f"Key {key!r} is given twice; the last value is used",
+            key,
+        )
+    if name is None or description is None:
+        return None, out.items
+    license_ = _optional_str(data, "license", out) if "license" in data else None
+    metadata = _metadata(data, out) if "metadata" in data else {}
+    if data.keys() <= _PLAIN_FIELDS:
+        # The common case: nothing beyond the spec's keys, so no extension to interpret.
+        return Manifest(name, description, license_, compatibility, metadata), out.items
+    manifest = Manifest(
+        name=name,
+        description=description,
+        license=license_,
+        compatibility=compatibility,
+        metadata=metadata,
+        **_extensions(data, out),  # type: ignore[arg-type]
+    )
+    return manifest, out.items
+
+
+def _check_fields(data: Mapping[str, YamlValue], out: _Collector) -> None:
+    allowed = SPEC_FIELDS if out.mode == "strict" else SPEC_FIELDS | EXTENSION_FIELDS
+    if data.keys() <= allowed:
+        return
+    extra = set(data) - allowed
+    if extra:
+        out.add(
+            "field.unknown",
+            out.lenient_warning(),
+            f"Unexpected fields in frontmatter: {', '.join(sorted(extra))}. "
+            f"Only {sorted(SPEC_FIELDS)} are allowed.",
+            sorted(extra)[0],
+        )
+
+
+def _check_name(data: Mapping[str, YamlValue], dir_name: str | None, out: _Collector) -> str | None:
+    if "name" not in data:
+        out.add("name.missing", "error", "Missing required field in frontmatter: name", "name")
+        return None
+    raw = data["name"]
+    if not isinstance(raw, str) or not raw.strip():
+        out.add("name.empty", "error", "Field 'name' must be a non-empty string", "name")
+        return None
+    if raw == dir_name and len(raw) <= MAX_NAME_LENGTH and _PLAIN_NAME.fullmatch(raw):
+        return raw  # the common case: an ASCII kebab-case name equal to its folder's
+    name = unicodedata.normalize("NFKC", raw.strip())
+    if len(name) > MAX_NAME_LENGTH:
+        out.add(
+            "name.too_long",
+            "error",
+            f"Skill name '{name}' exceeds {MAX_NAME_LENGTH} character limit ({len(name)} chars)",
+            "name",
+        )
+    if name != name.lower():
+        out.add("name.case", "error", f"Skill name '{name}' must be lowercase", "name")
+    if name.startswith("-") or name.endswith("-"):
+        out.add("name.hyphen_edge", "error", "Skill name cannot start or end with a hyphen", "name")
+    if "--" in name:
+        out.add(
+            "name.consecutive_hyphens",
+            "error",
+            "Skill name cannot contain consecutive hyphens",
+            "name",
+        )
+    letters = name.replace("-", "")
+    if letters and not letters.isalnum():
+        out.add(
+            "name.chars",
+            "error",
+            f"Skill name '{name}' contains invalid characters. "
+            "Only letters, digits, and hyphens are allowed.",
+            "name",
+        )
+    if dir_name is not None and unicodedata.normalize("NFKC", dir_name) != name:
+        out.add(
+            "name.dir_mismatch",
+            out.lenient_warning(),
+            f"Directory name '{dir_name}' must match skill name '{name}'",
+            "name",
+        )
+    return name
+
+
+def _check_description(data: Mapping[str, YamlValue], out: _Collector) -> str | None:
+    if "description" not in data:
+        out.add(
+            "description.missing",
+            "error",
+            "Missing required field in frontmatter: description",
+            "description",
+        )
+        return None
+    raw = data["description"]
+    if not isinstance(raw, str) or not raw.strip():
+        out.add(
+            "description.empty",
+            "error",
+            "Field 'description' must be a non-empty string",
+            "description",
+        )
+        return None
+    if len(raw) > MAX_DESCRIPTION_LENGTH:
+        out.add(
+            "description.too_long",
+            out.lenient_warning(),
+            f"Description exceeds {MAX_DESCRIPTION_LENGTH} character limit ({len(raw)} chars)",
+            "description",
+        )
+    return raw.strip()
+
+
+def _check_compatibility(data: Mapping[str, YamlValue], out: _Collector) -> str | None:
+    if "compatibility" not in data:
+        return None
+    raw = data["compatibility"]
+    if not isinstance(raw, str):
+        out.add(
+            "compatibility.type", "error", "Field 'compatibility' must be a string", "compatibility"
+        )
+        return None
+    if len(raw) > MAX_COMPATIBILITY_LENGTH:
+        out.add(
+            "compatibility.too_long",
+            "error",
+            f"Compatibility exceeds {MAX_COMPATIBILITY_LENGTH} character limit ({len(raw)} chars)",
+            "compatibility",
+        )
+    return raw
+
+
+def _optional_str(data: Mapping[str, YamlValue], key: str, out: _Collector) -> str | None:
+    raw = data.get(key)
+    if raw is None:
+        return None
+    if isinstance(raw, str):
+        return raw
+    out.add(
+        f"{key.replace('-', '_')}.type",
+        "warning",
+        f"Field '{key}' should be a string; ignored",
+        key,
+    )
+    return None
+
+
+def _as_text(value: YamlValue) -> str:
+    # default=str: callers of the skills-ref drop-in may hand over any Python values.
+    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str)
+
+
+def _metadata(data: Mapping[str, YamlValue], out: _Collector) -> dict[str, str]:
+    raw = data.get("metadata")
+    if raw is None:
+        return {}
+    if not isinstance(raw, dict):
+        out.add(
+            "metadata.type", "warning", "Field 'metadata' should be a mapping; ignored", "metadata"
+        )
+        return {}
+    bad = [k for k, v in raw.items() if not isinstance(v, str)]
+    if not bad:
+        return dict(raw)  # type: ignore[arg-type]
+    out.add(
+        "metadata.non_string",
+        "warning",
+        f"Metadata values should be strings; converted to text: {', '.join(bad)}",
+        "metadata",
+    )
+    return {k: _as_text(v) for k, v in raw.items()}
+
+
+def _str_list(data: Mapping[str, YamlValue], key: str, out: _Collector) -> tuple[str, ...]:
+    raw = data.get(key)
+    if raw is None:
+        return ()
+    if isinstance(raw, str):
+        return tuple(p.strip() for p in raw.split(",") if p.strip())
+    if isinstance(raw, list):
+        return tuple(_as_text(v).strip() for v in raw if _as_text(v).strip())
+    out.add("extension.type", "warning", f"Field '{key}' should be a list of strings; ignored", key)
+    return ()
+
+
+def _bool(data: Mapping[str, YamlValue], key: str, default: bool, out: _Collector) -> bool:
+    raw = data.get(key)
+    if raw is None:
+        return default
+    if isinstance(raw, str) and raw.strip().lower() in _TRUE:
+        return True
+    if isinstance(raw, str) and raw.strip().lower() in _FALSE:
+        return False
+    out.add(
+        "extension.type", "warning", f"Field '{key}' should be true or false; using {default}", key
+    )
+    return default
+
+
+def _alias_values(data: Mapping[str, YamlValue], canonical: str) -> list[YamlValue]:
+    """Values of ``canonical`` and its aliases, in the order the author wrote them."""
+    return [v for k, v in data.items() if ALIASES.get(k, k) == canonical]
+
+
+def _phrases(data: Mapping[str, YamlValue], canonical: str, out: _Collector) -> tuple[str, ...]:
+    phrases: list[str] = []
+    for value in _alias_values(data, canonical):
+        if isinstance(value, str):
+            phrases.append(value.strip())  # a trigger phrase may itself contain commas
+        elif isinstance(value, list):
+            phrases.extend(_as_text(v).strip() for v in value)
+        else:
+            out.add(
+                "extension.type",
+                "warning",
+                f"Field {canonical!r} should be a list; ignored",
+                canonical,
+            )
+    return tuple(p for p in phrases if p)
+
+
+def _tools(data: Mapping[str, YamlValue], out: _Collector) -> tuple[tuple[str, ...], str | None]:
+    tools: list[str] = []
+    raw: str | None = None
+    for value in _alias_values(data, "allowed-tools"):
+        if isinstance(value, str):
+            raw = value if raw is None else raw
+            tools.extend(parse_allowed_tools(value))
+        elif isinstance(value, list):
+            tools.extend(_as_text(v).strip() for v in value if _as_text(v).strip())
+        else:
+            out.add(
+                "allowed_tools.type",
+                "warning",
+                "Field 'allowed-tools' should be a string or a list; ignored",
+                "allowed-tools",
+            )
+    return tuple(dict.fromkeys(tools)), raw
+
+
+def _extensions(data: Mapping[str, YamlValue], out: _Collector) -> dict[str, object]:
+    tools, tools_raw = _tools(data, out)
+    known = SPEC_FIELDS | EXTENSION_FIELDS
+    return {
+        "allowed_tools": tools,
+        "allowed_tools_raw": tools_raw,
+        "disable_model_invocation": _bool(data, "disable-model-invocation", False, out),
+        "user_invocable": _bool(data, "user-invocable", True, out),
+        "argument_hint": _optional_str(data, "argument-hint", out),
+        "when_to_use": _optional_str(data, "when_to_use", out),
+        "version": _optional_str(data, "version", out),
+        "tags": _str_list(data, "tags", out),
+        "triggers": _phrases(data, "triggers", out),
+        "extra": {k: v for k, v in data.items() if k not in known},
+    }

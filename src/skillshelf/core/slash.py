@@ -1,0 +1,86 @@
+"""Slash commands: ``/skill-name args`` in a user message invokes a skill directly.
+
+Pure functions. A message that starts with ``/name`` names one or more stacked commands: each
+``/name`` token (at the start, or after whitespace) that is a known skill starts a command, and
+the text up to the next one is its arguments. The body then has ``$ARGUMENTS`` (all of them),
+``$ARGUMENTS[N]`` and ``$N`` (the N-th, from 0, split like a shell would) and ``${SKILL_DIR}``
+substituted; when it uses no argument placeholder the arguments are appended, as Claude Code does.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+from collections.abc import Collection
+from dataclasses import dataclass
+from typing import Final
+
+from skillshelf.errors import SkillshelfError
+
+__all__ = ["SlashCommand", "SlashCommandError", "expand", "parse_commands"]
+
+_TOKEN: Final = re.compile(r"(?:^|(?<=\s))/([^\s/]+)(?=\s|$)")
+_NAME_SHAPED: Final = re.compile(r"[a-z0-9][a-z0-9-]*", re.IGNORECASE)
+_PLACEHOLDER: Final = re.compile(
+    r"\$ARGUMENTS\[(\d+)\]|\$ARGUMENTS\b|\$(\d+)\b|\$\{(?:CLAUDE_)?SKILL_DIR\}"
+)
+
+
+class SlashCommandError(SkillshelfError):
+    """A slash command names no skill, or one the user may not invoke."""
+
+
+@dataclass(frozen=True, slots=True)
+class SlashCommand:
+    """One command: the skill and the raw argument text after it."""
+
+    skill: str
+    arguments: str
+
+
+def parse_commands(message: str, names: Collection[str]) -> list[SlashCommand]:
+    """The commands at the start of ``message`` ([] when it does not start with ``/name``).
+
+    Raises:
+        SlashCommandError: The message starts with ``/name`` and no skill has that name.
+    """
+    text = message.lstrip()
+    first = _TOKEN.match(text)
+    if first is None or not _NAME_SHAPED.fullmatch(first.group(1)):
+        return []
+    if first.group(1) not in names:
+        from skillshelf.core.search import closest_names
+
+        close = closest_names(first.group(1), list(names))
+        hint = f" Did you mean: {', '.join('/' + n for n in close)}?" if close else ""
+        raise SlashCommandError(f"Unknown command /{first.group(1)}.{hint}")
+    starts = [m for m in _TOKEN.finditer(text) if m.group(1) in names]
+    commands = []
+    for index, match in enumerate(starts):
+        end = starts[index + 1].start() if index + 1 < len(starts) else len(text)
+        commands.append(SlashCommand(match.group(1), text[match.end() : end].strip()))
+    return commands
+
+
+def expand(body: str, arguments: str, *, skill_dir: str) -> str:
+    """Substitute the placeholders of a skill body for one invocation."""
+    try:
+        positional = shlex.split(arguments)
+    except ValueError:  # unbalanced quotes: split on whitespace rather than refuse
+        positional = arguments.split()
+    used = False
+
+    def replace(match: re.Match[str]) -> str:
+        nonlocal used
+        index = match.group(1) or match.group(2)
+        if match.group(0).startswith("${"):
+            return skill_dir
+        used = True
+        if index is None:
+            return arguments
+        return positional[int(index)] if int(index) < len(positional) else ""
+
+    out = _PLACEHOLDER.sub(replace, body)
+    if not used and arguments:
+        out = out.rstrip("\n") + f"\n\nARGUMENTS: {arguments}\n"
+    return out

@@ -1,0 +1,1 @@
+"""Running scripts: the runner (the only module that spawns processes) and workspaces."""

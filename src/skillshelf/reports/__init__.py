@@ -1,0 +1,1 @@
+"""Reports: token counting, the token report and the prompt-cache report."""

@@ -1,0 +1,384 @@
+"""The token report of a skills repository: what progressive disclosure costs up front.
+
+:func:`token_report` is pure: it takes the texts :func:`gather_skill_texts` read and a
+:class:`~skillshelf.reports.tokens.TokenCounter`, and compares what progressive disclosure puts
+up front (the catalog, as the agent renders it within its budget) with injecting every body and
+document.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import asdict, dataclass
+from typing import TYPE_CHECKING, Any, Final, Literal
+
+from skillshelf.core.catalog import CatalogEntry, CatalogFormat, render_catalog
+from skillshelf.errors import FileAccessError
+from skillshelf.reports.tokens import EncodingName, TokenCounter, get_counter
+
+if TYPE_CHECKING:
+    from skillshelf.repository import Repository
+    from skillshelf.skills.skill import Skill
+
+__all__ = [
+    "BudgetEffect",
+    "CatalogFate",
+    "SkillTexts",
+    "SkillTokens",
+    "TokenReport",
+    "catalog_fates",
+    "gather_skill_texts",
+    "report_for_repository",
+    "token_report",
+]
+
+CatalogFate = Literal["full", "trimmed", "name_only", "omitted", "user_only"]
+
+
+# -- the report's inputs -------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class SkillTexts:
+    """What a skill puts in front of a model, as text (read by :func:`gather_skill_texts`).
+
+    Attributes:
+        entry: Its catalog entry.
+        model_invocable: False when only the user may invoke it (it is not in the catalog).
+        body: The SKILL.md body.
+        on_load: What ``skill_load`` returns without docs (body and load framing).
+        docs: ``(path, text)`` of every text document ``skill_load`` can include.
+        binary_files: Files skipped because they are binary (or unreadable).
+        other_files: Text files that are not documents (scripts, …): never inlined.
+    """
+
+    entry: CatalogEntry
+    model_invocable: bool
+    body: str
+    on_load: str
+    docs: tuple[tuple[str, str], ...] = ()
+    binary_files: int = 0
+    other_files: int = 0
+
+    @property
+    def name(self) -> str:
+        """The skill's name."""
+        return self.entry.name
+
+
+# Large enough to read any document whole: "inject everything" means all of it.
+_WHOLE_FILE_CHARS: Final = 50_000_000
+
+
+def gather_skill_texts(
+    skills: Iterable[Skill], *, on_skill: Callable[[str], None] | None = None
+) -> list[SkillTexts]:
+    """Read each skill's body, load text and documents; ``on_skill(name)`` after each one.
+
+    Raises:
+        SkillshelfError: A SKILL.md vanished or no longer parses.
+    """
+    from skillshelf.skills.content import list_docs, render_load
+    from skillshelf.skills.paths import file_tree, read_skill_file
+
+    gathered: list[SkillTexts] = []
+    for skill in skills:
+        body = skill.body()
+        docs: list[tuple[str, str]] = []
+        binary = other = 0
+        doc_paths = set(list_docs(skill))
+        tree = file_tree(skill.path, max_depth=64, max_entries=100_000)
+        for entry in tree.entries:
+            if entry.is_dir or entry.path == skill.skill_md_name:
+                continue
+            limit = _WHOLE_FILE_CHARS if entry.path in doc_paths else 1
+            try:
+                content = read_skill_file(skill.path, entry.path, max_chars=limit)
+            except FileAccessError:
+                binary += 1
+                continue
+            if content.binary or content.text is None:
+                binary += 1
+            elif entry.path in doc_paths:
+                docs.append((entry.path, content.text))
+            else:
+                other += 1
+        gathered.append(
+            SkillTexts(
+                CatalogEntry.of(skill),
+                skill.model_invocable,
+                body,
+                render_load(skill, body, ()),
+                tuple(sorted(docs)),
+                binary,
+                other,
+            )
+        )
+        if on_skill is not None:
+            on_skill(skill.name)
+    return gathered
+
+
+# -- the report ----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class SkillTokens:
+    """One skill's token costs.
+
+    Attributes:
+        name: The skill.
+        catalog_entry: Its catalog entry, unbudgeted (0 when it is not in the catalog).
+        catalog_fate: What the catalog budget did to it: ``full``, ``trimmed`` (description
+            cut), ``name_only``, ``omitted``, or ``user_only`` (never in the catalog).
+        body: The SKILL.md body.
+        on_load: What one ``skill_load`` without docs costs (body and framing).
+        docs: All its text documents together.
+        doc_files: How many text documents.
+        binary_files: Files skipped as binary or unreadable.
+        other_files: Text files that are not documents (scripts, …).
+    """
+
+    name: str
+    catalog_entry: int
+    catalog_fate: CatalogFate
+    body: int
+    on_load: int
+    docs: int
+    doc_files: int
+    binary_files: int
+    other_files: int
+
+    @property
+    def everything(self) -> int:
+        """Body and all documents: this skill's share of injecting everything."""
+        return self.body + self.docs
+
+
+@dataclass(frozen=True, slots=True)
+class BudgetEffect:
+    """What the catalog budget did.
+
+    Attributes:
+        budget_chars: The budget (None: none).
+        full: Skills listed with their whole description.
+        trimmed: Skills whose description was cut.
+        name_only: Skills listed by name only.
+        omitted: Skills left out (counted in a closing line).
+        tokens: Catalog tokens within the budget.
+        tokens_unbudgeted: Catalog tokens without a budget.
+        chars: Catalog characters within the budget.
+        chars_unbudgeted: Catalog characters without a budget.
+    """
+
+    budget_chars: int | None
+    full: int
+    trimmed: int
+    name_only: int
+    omitted: int
+    tokens: int
+    tokens_unbudgeted: int
+    chars: int
+    chars_unbudgeted: int
+
+
+@dataclass(frozen=True, slots=True)
+class TokenReport:
+    """Token costs of a repository's skills, progressive disclosure against everything.
+
+    Attributes:
+        encoding: The encoding counted in.
+        backend: ``tiktoken``, ``bpe_openai`` or ``estimate``.
+        exact: False when the counts are estimates.
+        format: The catalog format.
+        skills: One row per skill, sorted by name.
+        budget: The catalog budget's effect.
+        progressive: Tokens up front with progressive disclosure: the catalog as rendered
+            within the budget, wrapper included.
+        everything: Tokens when every body and document is injected.
+        on_load: The sum of every skill's on-load cost.
+    """
+
+    encoding: str
+    backend: str
+    exact: bool
+    format: CatalogFormat
+    skills: tuple[SkillTokens, ...]
+    budget: BudgetEffect
+    progressive: int
+    everything: int
+    on_load: int
+
+    @property
+    def ratio(self) -> float | None:
+        """``everything / progressive`` (None with an empty catalog)."""
+        return self.everything / self.progressive if self.progressive else None
+
+    def to_dict(self) -> dict[str, Any]:
+        """Every number, for ``--json``."""
+        data = asdict(self)
+        data["ratio"] = None if self.ratio is None else round(self.ratio, 3)
+        data["skills"] = [{**asdict(s), "everything": s.everything} for s in self.skills]
+        return data
+
+
+def token_report(
+    texts: Sequence[SkillTexts],
+    counter: TokenCounter,
+    *,
+    format: CatalogFormat = "xml",
+    budget_chars: int | None = None,
+) -> TokenReport:
+    """Count what each skill costs and compare progressive disclosure with everything.
+
+    Args:
+        texts: The skills (the catalog lists the model-invocable ones in this order).
+        counter: Counts the tokens.
+        format: Catalog format.
+        budget_chars: The catalog budget the agent uses (None: none).
+
+    Raises:
+        UsageError: An unknown format or a negative budget.
+    """
+    entries = [t.entry for t in texts if t.model_invocable]
+    unbudgeted = render_catalog(entries, format=format)
+    budgeted = render_catalog(entries, format=format, budget_chars=budget_chars)
+    if not entries:  # with no skills to list, the agent leaves the catalog out altogether
+        unbudgeted = budgeted = ""
+    entry_texts = {e.name: _entry_text(e, format) for e in entries}
+    fates = _fates(entries, list(entry_texts.values()), budgeted, format)
+    rows = tuple(
+        _row(t, counter, entry_texts.get(t.name, ""), fates)
+        for t in sorted(texts, key=lambda t: t.name)
+    )
+    tally = Counter(fates.values())
+    effect = BudgetEffect(
+        budget_chars,
+        full=tally["full"],
+        trimmed=tally["trimmed"],
+        name_only=tally["name_only"],
+        omitted=tally["omitted"],
+        tokens=counter.count(budgeted),
+        tokens_unbudgeted=counter.count(unbudgeted),
+        chars=len(budgeted),
+        chars_unbudgeted=len(unbudgeted),
+    )
+    return TokenReport(
+        counter.encoding,
+        counter.backend,
+        counter.exact,
+        format,
+        rows,
+        effect,
+        progressive=effect.tokens,
+        everything=sum(r.everything for r in rows),
+        on_load=sum(r.on_load for r in rows),
+    )
+
+
+def _row(
+    texts: SkillTexts, counter: TokenCounter, entry_text: str, fates: dict[str, CatalogFate]
+) -> SkillTokens:
+    return SkillTokens(
+        texts.name,
+        counter.count(entry_text),
+        fates.get(texts.name, "user_only"),
+        counter.count(texts.body),
+        counter.count(texts.on_load),
+        sum(counter.count(text) for _, text in texts.docs),
+        len(texts.docs),
+        texts.binary_files,
+        texts.other_files,
+    )
+
+
+def _entry_text(entry: CatalogEntry, format: CatalogFormat) -> str:
+    """The text ``entry`` adds to a catalog: rendered alone, minus the empty catalog."""
+    empty = render_catalog([], format=format)
+    alone = render_catalog([entry], format=format)
+    same = next(
+        (i for i, (a, b) in enumerate(zip(empty, alone, strict=False)) if a != b), len(empty)
+    )
+    prefix = empty.rfind("\n", 0, same) + 1  # whole lines only
+    rest = empty[prefix:]
+    suffix = len(rest) if alone.endswith(rest) else 0
+    return alone[prefix : len(alone) - suffix]
+
+
+def catalog_fates(
+    entries: Sequence[CatalogEntry], rendered: str, *, format: CatalogFormat
+) -> dict[str, CatalogFate]:
+    """What a budgeted catalog ``rendered`` (from ``entries``, in order) shows of each skill."""
+    return _fates(entries, [_entry_text(e, format) for e in entries], rendered, format)
+
+
+def _fates(
+    entries: Sequence[CatalogEntry],
+    entry_texts: Sequence[str],
+    rendered: str,
+    format: CatalogFormat,
+) -> dict[str, CatalogFate]:
+    haystack = f"\n{rendered}\n"
+    # Entries keep their order, so each is looked for just after the previous one: linear
+    # in the catalog's size even with 10,000 skills.
+    slack = 256 + max((len(e.description) + len(e.location) for e in entries), default=0)
+    fates: dict[str, CatalogFate] = {}
+    position = 0
+    for entry, text in zip(entries, entry_texts, strict=True):
+        described, named = _markers(entry.name, format)
+        targets: tuple[tuple[CatalogFate, str], ...] = (
+            ("full", f"\n{text.strip()}\n"),
+            ("trimmed", described),
+            ("name_only", named),
+        )
+        fates[entry.name] = "omitted"
+        for fate, target in targets:
+            found = haystack.find(target, position, position + len(target) + slack)
+            if found >= 0:
+                fates[entry.name] = fate
+                position = found + len(target) - 1  # the next entry may need that newline
+                break
+    return fates
+
+
+def _markers(name: str, format: CatalogFormat) -> tuple[str, str]:
+    """How a catalog shows ``name`` with a (trimmed) description, and by name only."""
+    if format == "xml":
+        import html
+
+        shown = html.escape(name)
+        return (
+            f"<name>\n{shown}\n</name>\n<description>\n",
+            f"<name>\n{shown}\n</name>\n</skill>",
+        )
+    return f"\n- **{name}**: ", f"`{name}`"
+
+
+def report_for_repository(
+    repo: Repository,
+    *,
+    encoding: EncodingName = "o200k_base",
+    format: CatalogFormat = "xml",
+    budget_chars: int | None = None,
+    counter: TokenCounter | None = None,
+    on_skill: Callable[[str], None] | None = None,
+) -> TokenReport:
+    """The token report of every skill in ``repo``.
+
+    Args:
+        repo: The skills.
+        encoding: Used when ``counter`` is None.
+        format: Catalog format.
+        budget_chars: The catalog budget (the agent's default is 12,000 characters).
+        counter: Counts tokens (default: :func:`get_counter` for ``encoding``).
+        on_skill: Called with each skill's name once its files are read (progress).
+
+    Raises:
+        UsageError: An unknown encoding or format, or a negative budget.
+        SkillshelfError: A SKILL.md vanished or no longer parses.
+    """
+    texts = gather_skill_texts(repo.skills, on_skill=on_skill)
+    return token_report(
+        texts, counter or get_counter(encoding), format=format, budget_chars=budget_chars
+    )

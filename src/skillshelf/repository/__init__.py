@@ -1,0 +1,7 @@
+"""The repository: every skill under the roots, with precedence, the trust gate applied, refresh
+and watching. It sits above ``trust`` (whose gate decides what may be served) and the on-disk
+``skills`` edge."""
+
+from skillshelf.repository.repository import Changes, Repository, Shadowed, Skipped, resolve_roots
+
+__all__ = ["Changes", "Repository", "Shadowed", "Skipped", "resolve_roots"]

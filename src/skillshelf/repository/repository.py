@@ -1,0 +1,484 @@
+"""The skills visible to an agent: roots, precedence, shadowing, refresh.
+
+Roots come first from the caller (in order), else from ``SKILLSHELF_ROOTS``, else the
+conventional ones: the project's ``.agents/skills`` and ``.claude/skills`` (searched from the
+working directory up to the repository top), then the user's ``~/.agents/skills`` and
+``~/.claude/skills``. The first root that defines a name wins; later copies are reported as
+shadowed, never silently dropped.
+"""
+
+from __future__ import annotations
+
+import gc
+import os
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Literal
+
+from skillshelf.core.catalog import CatalogEntry, CatalogFormat, render_catalog
+from skillshelf.core.diagnostics import Diagnostic
+from skillshelf.core.frontmatter import Mode
+from skillshelf.errors import SkillNotFoundError, UsageError
+from skillshelf.skills.discovery import (
+    DEFAULT_MAX_DEPTH,
+    DEFAULT_MAX_DIRS,
+    Found,
+    Index,
+    WalkOptions,
+    walk_root,
+)
+from skillshelf.skills.index_cache import (
+    decode_diagnostics,
+    default_cache_dir,
+    load_index,
+    save_index,
+)
+from skillshelf.skills.skill import Skill
+from skillshelf.trust.gate import Review, TrustGate
+
+if TYPE_CHECKING:
+    from skillshelf.core.search import SearchHit, SearchIndex
+    from skillshelf.skills.archive import Materialized
+    from skillshelf.skills.paths import FileContent
+    from skillshelf.trust.lockfile import Lockfile
+    from skillshelf.trust.scanner import ScanPolicy
+
+__all__ = ["Changes", "Repository", "Shadowed", "Skipped", "resolve_roots"]
+
+_CONVENTIONAL = (".agents/skills", ".claude/skills")
+_ARCHIVE_SUFFIXES = (".zip", ".tar.gz", ".tgz", ".tar", ".skill")
+_LOCK_ENV = "SKILLSHELF_LOCK"
+
+
+@dataclass(frozen=True, slots=True)
+class Shadowed:
+    """A skill hidden by an earlier skill of the same name.
+
+    Attributes:
+        skill: The hidden copy.
+        winner: The directory of the copy that is used.
+    """
+
+    skill: Skill
+    winner: str
+
+
+@dataclass(frozen=True, slots=True)
+class Skipped:
+    """A SKILL.md that could not be made into a usable skill.
+
+    Attributes:
+        path: The SKILL.md file.
+        root: The root it was found under.
+        diagnostics: Why (at least one error).
+    """
+
+    path: str
+    root: str
+    diagnostics: tuple[Diagnostic, ...]
+
+    @property
+    def reason(self) -> str:
+        """The first error's message."""
+        errors = [d for d in self.diagnostics if d.severity == "error"] or list(self.diagnostics)
+        return errors[0].message if errors else "unusable"
+
+
+@dataclass(frozen=True, slots=True)
+class Changes:
+    """What a :meth:`Repository.refresh` changed, by skill name."""
+
+    added: tuple[str, ...] = ()
+    changed: tuple[str, ...] = ()
+    removed: tuple[str, ...] = ()
+
+    def __bool__(self) -> bool:
+        return bool(self.added or self.changed or self.removed)
+
+
+def resolve_roots(
+    roots: Sequence[str | os.PathLike[str]] | None = None,
+    *,
+    cwd: str | os.PathLike[str] | None = None,
+    home: str | os.PathLike[str] | None = None,
+    environ: Mapping[str, str] | None = None,
+) -> tuple[list[str], bool]:
+    """Work out which roots to scan.
+
+    Returns:
+        ``(roots, explicit)``; ``explicit`` is False for the conventional roots, which are
+        listed only when they exist.
+    """
+    if roots:
+        return [os.fspath(r) for r in roots], True
+    env = os.environ if environ is None else environ
+    from_env = env.get("SKILLSHELF_ROOTS", "")
+    if from_env.strip():
+        return [r for r in from_env.split(os.pathsep) if r.strip()], True
+    start = Path(cwd or os.getcwd()).resolve()
+    found: list[str] = []
+    for directory in (start, *start.parents):
+        found.extend(str(directory / c) for c in _CONVENTIONAL if (directory / c).is_dir())
+        if (directory / ".git").exists():
+            break
+    user = Path(home or os.path.expanduser("~"))
+    found.extend(str(user / c) for c in _CONVENTIONAL if (user / c).is_dir())
+    return list(dict.fromkeys(found)), False
+
+
+@dataclass(slots=True)
+class _State:
+    skills: dict[str, Skill] = field(default_factory=dict)
+    shadowed: list[Shadowed] = field(default_factory=list)
+    skipped: list[Skipped] = field(default_factory=list)
+    diagnostics: list[Diagnostic] = field(default_factory=list)
+    # Built on first search and kept with the skills it indexes, so a refresh in another
+    # thread (the watcher) can never leave an index of an older state behind.
+    search_index: SearchIndex | None = None
+
+
+class Repository:
+    """The skills found under a list of roots.
+
+    Opening scans every root (reusing a persistent index of unchanged files); :meth:`refresh`
+    re-scans and reports what changed. Iterating yields the usable skills sorted by name.
+
+    Args:
+        roots: Root folders in precedence order; None means ``SKILLSHELF_ROOTS`` or the
+            conventional roots.
+        mode: ``"lenient"`` (default) or ``"strict"`` (skills-ref's rules).
+        include_hidden: Walk hidden folders and ``node_modules`` too.
+        max_depth: Folder levels searched below each root.
+        max_dirs: Folders visited per root before stopping with a diagnostic.
+        cache_dir: Where the persistent index lives; None for the default, False for none.
+        cwd: Where to search for project roots (default: the working directory).
+        home: The user's home for user roots (default: ``~``).
+        lockfile: A lockfile (path or :class:`~skillshelf.trust.lockfile.Lockfile`): skills whose
+            content differs from it, or that it does not list, are held back (see
+            :attr:`skipped`) until approved. None reads ``$SKILLSHELF_LOCK``; False: none.
+        scan_policy: Which roots the content scanner reads and what a ``block`` finding does.
+            Archive and URL roots are always scanned; None means the default policy (block).
+
+    Archive and URL roots are extracted into ``cache_dir`` (or the default cache folder when
+    ``cache_dir`` is False, which only turns the index off). A URL is downloaded or
+    re-validated when the repository opens; :meth:`refresh` reuses that copy (it retries
+    only a URL that could not be used).
+    """
+
+    def __init__(
+        self,
+        roots: Sequence[str | os.PathLike[str]] | None = None,
+        *,
+        mode: Mode = "lenient",
+        include_hidden: bool = False,
+        max_depth: int = DEFAULT_MAX_DEPTH,
+        max_dirs: int = DEFAULT_MAX_DIRS,
+        cache_dir: str | os.PathLike[str] | Literal[False] | None = None,
+        cwd: str | os.PathLike[str] | None = None,
+        home: str | os.PathLike[str] | None = None,
+        lockfile: str | os.PathLike[str] | Lockfile | Literal[False] | None = None,
+        scan_policy: ScanPolicy | None = None,
+    ) -> None:
+        self.roots, self.explicit_roots = resolve_roots(roots, cwd=cwd, home=home)
+        self.options = WalkOptions(
+            mode=mode, include_hidden=include_hidden, max_depth=max_depth, max_dirs=max_dirs
+        )
+        self._cache_dir = (
+            None
+            if cache_dir is False
+            else Path(cache_dir)
+            if cache_dir is not None
+            else default_cache_dir()
+        )
+        self._indexes: dict[str, Index] = {}
+        self._root_dirs: dict[str, str] = {}
+        self._remote: dict[str, Materialized] = {}
+        self._trust = _trust_gate(self.roots, lockfile, scan_policy)
+        self._state = _State()
+        self.refresh()
+
+    # -- reading -------------------------------------------------------------------------
+
+    @property
+    def skills(self) -> list[Skill]:
+        """Usable skills, sorted by name."""
+        return list(self._state.skills.values())
+
+    @property
+    def shadowed(self) -> list[Shadowed]:
+        """Skills hidden by an earlier root's skill of the same name."""
+        return list(self._state.shadowed)
+
+    @property
+    def skipped(self) -> list[Skipped]:
+        """SKILL.md files that could not be used, with the reason."""
+        return list(self._state.skipped)
+
+    @property
+    def diagnostics(self) -> list[Diagnostic]:
+        """Problems with the roots themselves (missing, unreadable, caps, loops)."""
+        return list(self._state.diagnostics)
+
+    @property
+    def root_directories(self) -> dict[str, str]:
+        """The folder each usable root was read from (archives: the extracted tree)."""
+        return dict(self._root_dirs)
+
+    @property
+    def lockfile(self) -> Lockfile | None:
+        """The lockfile in force, if any."""
+        return self._trust.lockfile if self._trust is not None else None
+
+    def approve(self, *names: str) -> Changes:
+        """Approve the current content of held-back skills ``names`` and save the lockfile.
+
+        Returns:
+            What the refresh after approving changed (the approved skills are added).
+
+        Raises:
+            UsageError: No lockfile is configured.
+            SkillNotFoundError: A name is neither held back nor visible.
+        """
+        if self._trust is None or self._trust.lockfile is None:
+            raise UsageError("approve() needs a repository opened with a lockfile")
+        self._trust.approve(names, self._state.skills, self._root_dirs)
+        return self.refresh()
+
+    def names(self) -> list[str]:
+        """Names of the usable skills, sorted."""
+        return list(self._state.skills)
+
+    def find(self, name: str) -> Skill | None:
+        """The skill called ``name``, or None."""
+        return self._state.skills.get(name)
+
+    def get(self, name: str) -> Skill:
+        """Return the skill called ``name``.
+
+        Raises:
+            SkillNotFoundError: No such skill; carries the closest names.
+        """
+        skill = self._state.skills.get(name)
+        if skill is None:
+            from skillshelf.core.search import closest_names
+
+            raise SkillNotFoundError(name, closest_names(name, self._state.skills))
+        return skill
+
+    def __iter__(self) -> Iterator[Skill]:
+        return iter(list(self._state.skills.values()))
+
+    def __len__(self) -> int:
+        return len(self._state.skills)
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._state.skills
+
+    def catalog(self, *, format: CatalogFormat = "xml", budget_chars: int | None = None) -> str:
+        """The catalog for a system prompt: every model-invocable skill, sorted by name.
+
+        Skills marked ``disable-model-invocation: true`` are left out (only the user may
+        invoke them).
+        """
+        entries = [CatalogEntry.of(s) for s in self._state.skills.values() if s.model_invocable]
+        return render_catalog(entries, format=format, budget_chars=budget_chars)
+
+    def search(self, query: str, *, limit: int = 10) -> list[SearchHit]:
+        """Rank the skills for ``query`` (name, triggers, tags, description, BM25)."""
+        state = self._state  # one snapshot: refresh() swaps the whole state at once
+        if state.search_index is None:
+            from skillshelf.core.search import SearchIndex
+
+            state.search_index = SearchIndex(state.skills.values())
+        return state.search_index.search(query, limit=limit)
+
+    def read_file(self, name: str, path: str, *, max_chars: int = 24_000) -> FileContent:
+        """Read a file of skill ``name`` by a path relative to its folder.
+
+        Raises:
+            SkillNotFoundError: No such skill.
+            FileAccessError: The path escapes the skill, is missing or unreadable.
+        """
+        from skillshelf.skills.paths import read_skill_file
+
+        return read_skill_file(self.get(name).path, path, max_chars=max_chars)
+
+    # -- scanning ------------------------------------------------------------------------
+
+    def refresh(self) -> Changes:
+        """Re-scan every root; unchanged SKILL.md files are not re-read.
+
+        Returns:
+            The names added, changed (new content) and removed since the last scan.
+        """
+        previous = self._state
+        before = previous.skills
+        state = _State()
+        winners: dict[str, Skill] = {}
+        # A scan allocates tens of thousands of small, long-lived objects and no cycles; the
+        # cyclic collector would only re-traverse them (it costs ~30% of a cold open).
+        gc_was_enabled = gc.isenabled()
+        gc.disable()
+        try:
+            for root in self.roots:
+                self._scan_root(root, state, winners)
+        finally:
+            if gc_was_enabled:
+                gc.enable()
+        if before and state.skipped:
+            _keep_last_good(before, state, winners)
+        if self._trust is not None:
+            _apply_review(self._trust.review(winners), state, winners)
+        state.skills = dict(sorted(winners.items()))
+        changes = _diff(before, state.skills)
+        if not changes:
+            state.search_index = previous.search_index
+        # One assignment: a reader in another thread sees the old state or the new, never a mix.
+        self._state = state
+        return changes
+
+    def _scan_root(self, root: str, state: _State, winners: dict[str, Skill]) -> None:
+        directory = self._root_directory(root, state)
+        if directory is None:
+            return
+        self._root_dirs[root] = directory
+        cache_key = f"{self.options}\0{os.path.realpath(directory)}"
+        index = self._indexes.get(root)
+        if index is None:
+            index = load_index(self._cache_dir, cache_key) if self._cache_dir else {}
+        result = walk_root(directory, self.options, index)
+        state.diagnostics.extend(result.diagnostics)
+        new_index: Index = {}
+        for found in result.found:
+            new_index[found.skill_md] = found.row
+            self._place(root, found, state, winners)
+        if self._cache_dir is not None and (result.parsed or len(new_index) != len(index)):
+            save_index(self._cache_dir, cache_key, new_index)
+        self._indexes[root] = new_index
+
+    def _root_directory(self, root: str, state: _State) -> str | None:
+        if root.startswith(("http://", "https://")) or root.lower().endswith(_ARCHIVE_SUFFIXES):
+            from skillshelf.skills.archive import materialize
+
+            # A URL is fetched (or re-validated) once per repository: a refresh after a local
+            # edit must not wait on the network.
+            found: Materialized | None = self._remote.get(root)
+            if found is None or found.directory is None:
+                found = materialize(root, self._cache_dir or default_cache_dir())
+                if root.startswith(("http://", "https://")):
+                    self._remote[root] = found
+            state.diagnostics.extend(found.diagnostics)
+            return found.directory
+        path = os.path.abspath(os.path.expanduser(root))
+        if os.path.isfile(path) and os.path.basename(path).lower() == "skill.md":
+            return os.path.dirname(path)
+        if not os.path.isdir(path):
+            if self.explicit_roots:
+                state.diagnostics.append(
+                    Diagnostic(
+                        "root.missing",
+                        "error",
+                        "Root does not exist or is not a folder",
+                        None,
+                        root,
+                    )
+                )
+            return None
+        return path
+
+    def _place(self, root: str, found: Found, state: _State, winners: dict[str, Skill]) -> None:
+        directory, _, md_name = found.skill_md.rpartition(os.sep)
+        mtime_ns, size, manifest_row, diag_rows = found.row
+        parsed = found.parsed
+        if parsed is not None and parsed.manifest is not None:
+            skill = Skill(
+                parsed.manifest, directory, md_name, root, parsed.diagnostics, mtime_ns, size
+            )
+        elif manifest_row is not None:
+            skill = Skill.from_row(
+                manifest_row,
+                diag_rows,
+                directory=directory,
+                skill_md_name=md_name,
+                root=root,
+                mtime_ns=mtime_ns,
+                size=size,
+            )
+        else:
+            diagnostics = parsed.diagnostics if parsed else decode_diagnostics(diag_rows)
+            state.skipped.append(Skipped(found.skill_md, root, diagnostics))
+            return
+        winner = winners.get(skill.name)
+        if winner is None:
+            winners[skill.name] = skill
+        else:
+            state.shadowed.append(Shadowed(skill, winner.directory))
+
+
+def _keep_last_good(before: dict[str, Skill], state: _State, winners: dict[str, Skill]) -> None:
+    """Keep a skill edited into an invalid state at its last good version, and say so."""
+    by_md = {f"{s.directory}{os.sep}{s.skill_md_name}": s for s in before.values()}
+    for i, skipped in enumerate(state.skipped):
+        last_good = by_md.get(skipped.path)
+        if last_good is None or last_good.name in winners:
+            continue
+        winners[last_good.name] = last_good
+        note = Diagnostic(
+            "skill.stale",
+            "warning",
+            f"Skill {last_good.name!r} was edited into an invalid state; its last good "
+            "version stays loaded until the error is fixed",
+            None,
+            skipped.path,
+        )
+        state.skipped[i] = Skipped(skipped.path, skipped.root, (*skipped.diagnostics, note))
+
+
+def _trust_gate(
+    roots: list[str],
+    lockfile: str | os.PathLike[str] | Lockfile | Literal[False] | None,
+    scan_policy: ScanPolicy | None,
+) -> TrustGate | None:
+    """The lockfile and scanner checks, or None when neither applies (the fast path)."""
+    if lockfile is None:
+        lockfile = os.environ.get(_LOCK_ENV) or False
+    untrusted = [r for r in roots if r.startswith(("http://", "https://"))]
+    untrusted += [r for r in roots if r.lower().endswith(_ARCHIVE_SUFFIXES)]
+    if scan_policy is not None:
+        untrusted += [r for r in roots if r in scan_policy.untrusted_roots]
+    if lockfile is False and not untrusted:
+        return None
+    return TrustGate.create(lockfile or None, scan_policy, frozenset(untrusted))
+
+
+def _diff(before: dict[str, Skill], after: dict[str, Skill]) -> Changes:
+    added = tuple(n for n in after if n not in before)
+    removed = tuple(n for n in before if n not in after)
+    changed = tuple(
+        n
+        for n, s in after.items()
+        if n in before
+        and (before[n].directory, before[n].mtime_ns, before[n].size)
+        != (s.directory, s.mtime_ns, s.size)
+    )
+    return Changes(added, changed, removed)
+
+
+def _apply_review(review: Review, state: _State, winners: dict[str, Skill]) -> None:
+    """Hold back or annotate the winning skills as the trust gate decided."""
+    state.diagnostics.extend(review.diagnostics)
+    for name, diagnostics in review.held.items():
+        skill = winners.pop(name)
+        state.skipped.append(Skipped(str(skill.skill_md), skill.root, diagnostics))
+    for name, notes in review.notes.items():
+        skill = winners[name]
+        winners[name] = Skill(
+            skill.manifest,
+            skill.directory,
+            skill.skill_md_name,
+            skill.root,
+            (*skill.diagnostics, *notes),
+            skill.mtime_ns,
+            skill.size,
+        )

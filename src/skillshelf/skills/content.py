@@ -1,0 +1,133 @@
+"""What ``skill_load`` hands the model: body, directory, resource tree, selected docs.
+
+Rendering is deterministic (same skill, same selection → same bytes), so re-materialising a
+loaded skill into a later request never disturbs the prompt cache.
+"""
+
+from __future__ import annotations
+
+import html
+import os
+import re
+from collections.abc import Sequence
+from typing import Final
+
+from skillshelf.errors import FileAccessError
+from skillshelf.skills.paths import file_tree, read_skill_file, safe_join
+from skillshelf.skills.skill import Skill
+
+__all__ = [
+    "DOC_SUFFIXES",
+    "MAX_DOCS",
+    "list_docs",
+    "missing_links",
+    "render_load",
+]
+
+# Documents the model may select: text meant to be read, not run.
+DOC_SUFFIXES: Final = frozenset(
+    {".md", ".markdown", ".txt", ".rst", ".json", ".yaml", ".yml", ".csv", ".html", ".xml"}
+)
+MAX_DOCS: Final = 200
+# Docs delivered in one load share this budget, so a load never floods the context.
+MAX_DOC_CHARS_TOTAL: Final = 60_000
+_SKIPPED_DIRS: Final = frozenset({"scripts", "__pycache__", "node_modules", ".git"})
+_LINK: Final = re.compile(r"!?\[[^\]\n]*\]\(\s*<?([^)\s>]+)>?(?:\s+\"[^\"]*\")?\s*\)")
+
+
+def list_docs(skill: Skill) -> list[str]:
+    """The skill's document files (relative POSIX paths, sorted), SKILL.md excluded."""
+    found: list[str] = []
+    base = skill.directory
+    for directory, dirnames, filenames in os.walk(base):
+        dirnames[:] = sorted(
+            d for d in dirnames if d not in _SKIPPED_DIRS and not d.startswith(".")
+        )
+        rel_dir = os.path.relpath(directory, base)
+        for filename in sorted(filenames):
+            if os.path.splitext(filename)[1].lower() not in DOC_SUFFIXES:
+                continue
+            rel = filename if rel_dir == "." else f"{rel_dir}/{filename}".replace(os.sep, "/")
+            if rel.lower() != "skill.md" and _readable_inside(skill, directory, filename, rel):
+                found.append(rel)
+            if len(found) >= MAX_DOCS:
+                return found
+    return found
+
+
+def _readable_inside(skill: Skill, directory: str, filename: str, rel: str) -> bool:
+    # A symbolic link leading out of the skill is refused when read, so it is no document.
+    if not os.path.islink(os.path.join(directory, filename)):
+        return True
+    try:
+        return safe_join(skill.path, rel).is_file()
+    except FileAccessError:
+        return False
+
+
+def missing_links(skill: Skill, body: str) -> list[str]:
+    """Relative Markdown link targets in ``body`` that name no file inside the skill."""
+    missing: list[str] = []
+    for match in _LINK.finditer(body):
+        target = match.group(1).split("#", 1)[0].split("?", 1)[0]
+        if not target or re.match(r"^[a-zA-Z][a-zA-Z0-9+.-]*:", target) or target.startswith("/"):
+            continue
+        try:
+            exists = safe_join(skill.path, target).exists()
+        except FileAccessError:
+            exists = False
+        if not exists and target not in missing:
+            missing.append(target)
+    return missing
+
+
+def render_load(
+    skill: Skill, body: str, docs: Sequence[str], *, max_doc_chars: int = 24_000
+) -> str:
+    """The text of a ``skill_load`` result.
+
+    Args:
+        skill: The skill.
+        body: Its SKILL.md body.
+        docs: Documents to include (relative paths, already validated).
+        max_doc_chars: Cap per document.
+    """
+    name = html.escape(skill.name)
+    parts = [
+        f'<skill_content name="{name}">',
+        body.strip("\n"),
+        "</skill_content>",
+        "",
+        f"Skill directory: {skill.directory}",
+        "Relative paths in this skill (scripts/, references/, assets/ …) resolve against that "
+        "directory; use the absolute path in later tool calls.",
+    ]
+    missing = missing_links(skill, body)
+    if missing:
+        parts.append(
+            "Note: the body links to files that are not in the skill: " + ", ".join(missing)
+        )
+    tree = file_tree(skill.path)
+    parts += ["", "<skill_resources>", tree.render(), "</skill_resources>"]
+    parts += _render_docs(skill, docs, max_doc_chars=max_doc_chars)
+    return "\n".join(parts)
+
+
+def _render_docs(skill: Skill, docs: Sequence[str], *, max_doc_chars: int) -> list[str]:
+    parts: list[str] = []
+    budget = MAX_DOC_CHARS_TOTAL
+    for relative in docs:
+        if budget <= 0:
+            parts.append(
+                f'<skill_doc path="{html.escape(relative)}">[not included: the docs '
+                "budget of this load is used up; read it with skill_read_file]</skill_doc>"
+            )
+            continue
+        try:
+            content = read_skill_file(skill.path, relative, max_chars=min(max_doc_chars, budget))
+            text = content.render()
+        except FileAccessError as exc:
+            text = f"[{exc}]"
+        budget -= len(text)
+        parts += ["", f'<skill_doc path="{html.escape(relative)}">', text, "</skill_doc>"]
+    return parts

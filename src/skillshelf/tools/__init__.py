@@ -1,0 +1,2 @@
+"""The model-facing tools: their schemas and argument repair (``spec``), the skill
+tools, user tools."""

@@ -1,0 +1,576 @@
+"""The model-facing skill tools, run against a repository and a session store.
+
+Every call returns a graded :class:`ToolResult` — ``ok``, ``recoverable`` (the model may fix the
+arguments and retry) or ``fatal`` (stop retrying; a standard message for the user) — and never
+raises for anything the model sent. The same failing call is allowed two retries per session;
+the third identical failure is answered as fatal.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Callable, Collection, Mapping, Sequence
+from contextvars import ContextVar
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Final, Literal
+
+from skillshelf.core.session import (
+    DEFAULT_MAX_LOADED,
+    MAX_IDENTICAL_FAILURES,
+    DocSelection,
+    LoadedSkill,
+    LoadMode,
+    SessionState,
+)
+from skillshelf.errors import FileAccessError, SkillshelfError, UsageError
+from skillshelf.repository import Repository
+from skillshelf.skills.content import list_docs, render_load
+from skillshelf.skills.skill import Skill
+from skillshelf.stores import SessionStore, open_store
+
+if TYPE_CHECKING:
+    from skillshelf.exec.runner import Executor
+    from skillshelf.exec.workspace import ExecPolicy, ExecResult, WorkspaceManager
+
+__all__ = ["DeclaredLoadError", "SkillTools", "ToolResult", "ToolStatus"]
+
+ToolStatus = Literal["ok", "recoverable", "fatal"]
+SchemaFormat = Literal["openai", "anthropic", "mcp"]
+SKILL_TOOLS: Final = (
+    "skill_search",
+    "skill_list",
+    "skill_load",
+    "skill_list_docs",
+    "skill_select_docs",
+    "skill_read_file",
+    "skill_unload",
+)
+_DESC_CHARS: Final = 200
+# True while a declared (user or harness) load runs: it may load user-only skills.
+_BY_USER: ContextVar[bool] = ContextVar("skillshelf_declared_load", default=False)
+_SHOWN_CHARS: Final = 200  # of a value the model sent, when a message echoes it
+_SHOWN_DOCS: Final = 5
+FATAL_REPEAT_MESSAGE: Final = (
+    "This exact call has now failed {count} times in this session. Stop retrying it. Tell the "
+    "user what you were trying to do and that the skill tool kept failing: {reason}"
+)
+FATAL_INTERNAL_MESSAGE: Final = (
+    "The skill tools hit an internal error and cannot complete this call. Stop retrying and "
+    "tell the user the skill system failed: {reason}"
+)
+
+
+@dataclass(frozen=True, slots=True)
+class ToolResult:
+    """The graded outcome of one tool call.
+
+    Attributes:
+        tool: The tool called.
+        status: ``ok``, ``recoverable`` or ``fatal``.
+        content: The text the model sees.
+        data: Structured form of the result, when there is one.
+    """
+
+    tool: str
+    status: ToolStatus
+    content: str
+    data: dict[str, Any] | None = None
+
+    @property
+    def is_error(self) -> bool:
+        """True unless the call succeeded."""
+        return self.status != "ok"
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON shape of ``skillshelf call --json``."""
+        return {"tool": self.tool, "status": self.status, "content": self.content}
+
+
+class DeclaredLoadError(SkillshelfError):
+    """A declared load names an unknown skill or doc; nothing was loaded."""
+
+
+class _Failure(Exception):
+    """A recoverable failure inside a tool; becomes a ``recoverable`` result."""
+
+
+class _Fatal(Exception):
+    """A failure retrying cannot fix (no sandbox); becomes a ``fatal`` result."""
+
+
+class SkillTools:
+    """The skill tools for one session and one agent.
+
+    Args:
+        repo: Where the skills come from.
+        store: Session store (default: in-memory).
+        session_id: The conversation.
+        agent: The agent within it; a sub-agent's loads never show in its parent's state.
+        load_mode: How long loads last (``once``, ``turn``, ``session``).
+        max_loaded: Loaded skills kept before the least recently touched is evicted.
+        visible: Per-request filter; hidden skills are absent from lists, enums and checks.
+        max_file_chars: Cap on file text returned by ``skill_read_file`` and per doc.
+        enum_limit: Above this many visible skills, ``skill`` is a plain string in schemas.
+        workspace: Enables ``workspace_exec``: the session's workspace comes from here.
+            Without it the tool is neither offered nor run.
+        executor: Runs ``workspace_exec`` commands (default: ``auto`` — bubblewrap where it
+            works, else local, which is not isolated, with a note in each result).
+        exec_policy: What ``workspace_exec`` may run (default: :class:`ExecPolicy()`).
+    """
+
+    def __init__(
+        self,
+        repo: Repository,
+        *,
+        store: SessionStore | None = None,
+        session_id: str = "default",
+        agent: str = "main",
+        load_mode: LoadMode = "turn",
+        max_loaded: int = DEFAULT_MAX_LOADED,
+        visible: Callable[[Skill], bool] | None = None,
+        max_file_chars: int = 24_000,
+        enum_limit: int = 1000,
+        workspace: WorkspaceManager | None = None,
+        executor: Executor | None = None,
+        exec_policy: ExecPolicy | None = None,
+    ) -> None:
+        if max_loaded < 1:
+            raise UsageError("max_loaded must be at least 1")
+        self.repo = repo
+        self.store = store if store is not None else open_store(None)
+        self.session_id = session_id
+        self.agent = agent
+        self.load_mode: LoadMode = load_mode
+        self.max_loaded = max_loaded
+        self.visible = visible
+        self.max_file_chars = max_file_chars
+        self.enum_limit = enum_limit
+        self.workspace = workspace
+        self.executor = executor
+        self.exec_policy = exec_policy
+        self._exec_warning: str | None = None
+
+    @property
+    def tool_names(self) -> tuple[str, ...]:
+        """The tools offered: the seven skill tools, plus ``workspace_exec`` when enabled."""
+        return (*SKILL_TOOLS, "workspace_exec") if self.workspace is not None else SKILL_TOOLS
+
+    # -- visibility and schemas ----------------------------------------------------------
+
+    def visible_skills(self) -> list[Skill]:
+        """Skills this session may see, sorted by name."""
+        if self.visible is None:
+            return self.repo.skills
+        return [s for s in self.repo.skills if self.visible(s)]
+
+    def _visible_names(self) -> list[str]:
+        """Names the model may pass: visible and not reserved for the user."""
+        return [s.name for s in self.visible_skills() if s.model_invocable]
+
+    def _skill(self, name: str) -> Skill:
+        skill = self.repo.find(name)
+        if skill is None or (self.visible is not None and not self.visible(skill)):
+            from skillshelf.core.search import closest_names
+
+            suggestions = closest_names(name, self._visible_names())
+            hint = f" Closest: {', '.join(suggestions)}." if suggestions else ""
+            raise _Failure(f"Unknown skill {name!r}.{hint} Call skill_list to see every skill.")
+        if not skill.model_invocable and not _BY_USER.get():
+            raise _Failure(
+                f"Skill {name!r} can only be invoked by the user (as /{name}); "
+                "do not load it yourself."
+            )
+        return skill
+
+    def schemas(
+        self, format: SchemaFormat = "openai", *, tools: Sequence[str] | None = None
+    ) -> list[dict[str, Any]]:
+        """Tool schemas in a provider's shape, with ``skill`` an enum of the visible names."""
+        from skillshelf.tools import spec as toolspec
+
+        defs = toolspec.tool_definitions(
+            skill_names=self._visible_names(),
+            tools=self.tool_names if tools is None else tools,
+            enum_limit=self.enum_limit,
+        )
+        exporters = {
+            "openai": toolspec.to_openai,
+            "anthropic": toolspec.to_anthropic,
+            "mcp": toolspec.to_mcp,
+        }
+        if format not in exporters:
+            raise UsageError(f"Unknown schema format {format!r}; use openai, anthropic or mcp")
+        return exporters[format](defs)
+
+    # -- state ---------------------------------------------------------------------------
+
+    def state(self) -> SessionState:
+        """The current state of this session and agent."""
+        return SessionState.from_doc(self.store.get(self.session_id, self.agent))
+
+    def _update(self, fn: Callable[[SessionState], SessionState]) -> SessionState:
+        doc = self.store.update(
+            self.session_id, self.agent, lambda d: fn(SessionState.from_doc(d)).to_doc()
+        )
+        return SessionState.from_doc(doc)
+
+    def begin_turn(self) -> None:
+        """The user sent a new message: ``turn`` and ``once`` loads end."""
+        self._update(lambda s: s.begin_turn())
+
+    def after_request(self) -> None:
+        """A model request was sent: ``once`` loads already delivered end."""
+        self._update(lambda s: s.after_request())
+
+    def unload_all(self) -> None:
+        """Forget every load of this session and agent."""
+        self.store.update(self.session_id, self.agent, lambda _d: None)
+
+    # -- calling -------------------------------------------------------------------------
+
+    def call(
+        self,
+        tool: str,
+        arguments: Mapping[str, Any] | str | None = None,
+        *,
+        call_id: str | None = None,
+        history_call_ids: Collection[str] | None = None,
+    ) -> ToolResult:
+        """Run one tool exactly as a model would call it.
+
+        Args:
+            tool: The tool name.
+            arguments: A mapping, a JSON string, or None.
+            call_id: The model's tool call id (lets loaded content be tied to its result).
+            history_call_ids: Tool call ids still present in the conversation; a load whose
+                earlier result is gone is delivered again in full rather than as a stub.
+        """
+        from skillshelf.tools import spec as toolspec
+
+        names = self._visible_names()
+        if _BY_USER.get():
+            names = [s.name for s in self.visible_skills()]
+        parsed = toolspec.parse_arguments(tool, arguments, skill_names=names)
+        if isinstance(parsed, toolspec.ArgumentProblem):
+            return self._grade(tool, arguments, parsed.message)
+        tool, args = parsed.tool, parsed.args
+        try:
+            content, data = self._dispatch(tool, args, call_id, history_call_ids)
+        except _Fatal as exc:
+            return ToolResult(tool, "fatal", str(exc))
+        except _Failure as exc:
+            return self._grade(tool, arguments, str(exc))
+        except (FileAccessError, SkillshelfError) as exc:
+            # A file that vanished or changed under us: the model may retry or move on.
+            return self._grade(tool, arguments, str(exc))
+        except Exception as exc:  # anything else is our failure, not the model's
+            reason = f"{type(exc).__name__}: {exc}"
+            return ToolResult(tool, "fatal", FATAL_INTERNAL_MESSAGE.format(reason=reason))
+        if parsed.notes:
+            content += "\n\n(Arguments adjusted: " + " ".join(parsed.notes) + ")"
+        if parsed.ignored:
+            content += "\n(Ignored unknown arguments: " + ", ".join(parsed.ignored) + ".)"
+        return ToolResult(tool, "ok", content, data)
+
+    def _grade(self, tool: str, arguments: object, message: str) -> ToolResult:
+        signature = _signature(tool, arguments)
+        state = self._update(lambda s: s.record_failure(signature)[0])
+        count = state.failures.get(signature, 1)
+        if count >= MAX_IDENTICAL_FAILURES:
+            fatal = FATAL_REPEAT_MESSAGE.format(count=count, reason=message)
+            return ToolResult(tool, "fatal", fatal)
+        return ToolResult(tool, "recoverable", message)
+
+    def _dispatch(
+        self,
+        tool: str,
+        args: Any,
+        call_id: str | None,
+        history: Collection[str] | None,
+    ) -> tuple[str, dict[str, Any] | None]:
+        if tool == "skill_search":
+            return self._search(args.query, args.limit)
+        if tool == "skill_list":
+            return self._list()
+        if tool == "skill_load":
+            return self._load(args.skill, args.docs, args.include_all_docs, call_id, history)
+        if tool == "skill_list_docs":
+            docs = list_docs(self._skill(args.skill))
+            text = "\n".join(docs) if docs else "(this skill has no document files)"
+            return text, {"skill": args.skill, "docs": docs}
+        if tool == "skill_select_docs":
+            return self._select(args.skill, args.docs, args.include_all_docs, args.mode)
+        if tool == "skill_read_file":
+            return self._read(args.skill, args.path)
+        if tool == "skill_unload":
+            return self._unload(args.skill)
+        if tool == "workspace_exec" and self.workspace is not None:
+            return self._exec(args)
+        raise _Failure(
+            f"{tool!r} is not available here. Available tools: {', '.join(self.tool_names)}."
+        )
+
+    # -- the tools -----------------------------------------------------------------------
+
+    def _search(self, query: str, limit: int) -> tuple[str, dict[str, Any]]:
+        names = set(self._visible_names())
+        # Hidden skills are filtered after ranking, so over-fetch enough to still fill `limit`.
+        fetch = limit if len(names) == len(self.repo) else len(self.repo)
+        hits = [h for h in self.repo.search(query, limit=max(fetch, 1)) if h.name in names]
+        hits = hits[:limit]
+        if not hits:
+            text = f"No skill matches {query!r}. Call skill_list to see every skill."
+            return text, {"results": []}
+        lines = [f"- {h.name}: {_short(h.description)}" for h in hits]
+        lines.append("\nTo use one, call skill_load with its name.")
+        data = [{"name": h.name, "description": _short(h.description)} for h in hits]
+        return "\n".join(lines), {"results": data}
+
+    def _list(self) -> tuple[str, dict[str, Any]]:
+        skills = self.visible_skills()
+        rows = [
+            {
+                "name": s.name,
+                "version": s.version,
+                "tags": list(s.tags),
+                "description": _short(s.description),
+                "model_invocable": s.model_invocable,
+            }
+            for s in skills
+        ]
+        lines = []
+        for skill in skills:
+            if not skill.model_invocable:
+                continue  # the user's to invoke: listed below as a slash command only
+            extras = [f"v{skill.version}"] if skill.version else []
+            extras += [f"tags: {', '.join(skill.tags)}"] if skill.tags else []
+            suffix = f" ({'; '.join(extras)})" if extras else ""
+            lines.append(f"- {skill.name}{suffix}: {_short(skill.description)}")
+        commands = [f"/{s.name}" for s in skills if s.manifest.user_invocable]
+        if commands:
+            lines.append("\nUser slash commands: " + " ".join(commands))
+        if not lines:
+            lines = ["No skills are available."]
+        return "\n".join(lines), {"skills": rows, "commands": commands}
+
+    def _resolve_docs(self, skill: Skill, docs: Sequence[str], include_all: bool) -> list[str]:
+        available = list_docs(skill)
+        if include_all:
+            return available
+        unknown = [d for d in docs if _norm(d) not in available]
+        if unknown:
+            listing = ", ".join(available) if available else "none"
+            # A model may send 50 entries of 10,000 characters: echo a bounded part of them.
+            shown = ", ".join(_clip(d) for d in unknown[:_SHOWN_DOCS])
+            if len(unknown) > _SHOWN_DOCS:
+                shown += f" and {len(unknown) - _SHOWN_DOCS} more"
+            raise _Failure(
+                f"Unknown doc(s) for skill {skill.name!r}: {shown}. Available docs: {listing}."
+            )
+        return list(dict.fromkeys(_norm(d) for d in docs))
+
+    def _load(
+        self,
+        name: str,
+        docs: Sequence[str],
+        include_all: bool,
+        call_id: str | None,
+        history: Collection[str] | None,
+    ) -> tuple[str, dict[str, Any]]:
+        skill = self._skill(name)
+        selected = self._resolve_docs(skill, docs, include_all)
+        selection: DocSelection = "*" if include_all else selected
+        digest = f"{skill.mtime_ns}:{skill.size}"
+        before = self.state().loaded.get(name)
+        wants_docs = include_all or bool(docs)
+        if before is not None and _still_delivered(before, digest, selection, wants_docs, history):
+            still_loaded = [False]
+
+            def touch(state: SessionState) -> SessionState:
+                # Another call may have unloaded it since it was read: then load it in full.
+                still_loaded[0] = name in state.loaded
+                return (
+                    state.select_docs(name, state.loaded[name].docs) if still_loaded[0] else state
+                )
+
+            self._update(touch)
+            if still_loaded[0]:
+                stub = (
+                    f"Skill {name!r} is already loaded and unchanged; its instructions are "
+                    "already in this conversation (an earlier skill_load result or the loaded "
+                    "skill context). Follow them."
+                )
+                return stub, {"skill": name, "already_loaded": True}
+        content = render_load(skill, skill.body(), selected, max_doc_chars=self.max_file_chars)
+        evicted: list[str] = []
+
+        def apply(state: SessionState) -> SessionState:
+            new, out = state.load(
+                name,
+                mode=self.load_mode,
+                docs=selection,
+                digest=digest,
+                call_id=call_id,
+                max_loaded=self.max_loaded,
+            )
+            evicted[:] = out
+            return new
+
+        self._update(apply)
+        if evicted:
+            content += "\n\n(Unloaded to stay within the limit: " + ", ".join(evicted) + ".)"
+        return content, {"skill": name, "docs": selected, "evicted": evicted}
+
+    def _select(
+        self, name: str, docs: Sequence[str], include_all: bool, mode: str
+    ) -> tuple[str, dict[str, Any]]:
+        skill = self._skill(name)
+        current = self.state().loaded.get(name)
+        if current is None:
+            raise _Failure(f"Skill {name!r} is not loaded. Call skill_load first.")
+        if mode == "clear":
+            selection: DocSelection = []
+        elif include_all:
+            selection = "*"
+        else:
+            chosen = self._resolve_docs(skill, docs, False)
+            if mode == "add" and current.docs != "*":
+                chosen = list(dict.fromkeys([*current.docs, *chosen]))
+            selection = "*" if mode == "add" and current.docs == "*" else chosen
+        self._update(lambda s: s.select_docs(name, selection) if name in s.loaded else s)
+        shown = list_docs(skill) if selection == "*" else selection
+        text = f"Docs selected for {name!r}: " + (", ".join(shown) if shown else "none")
+        return text, {"skill": name, "docs": shown}
+
+    def _read(self, name: str, path: str) -> tuple[str, dict[str, Any]]:
+        skill = self._skill(name)
+        content = self.repo.read_file(skill.name, path, max_chars=self.max_file_chars)
+        data = {
+            "skill": name,
+            "path": str(content.path),
+            "size": content.size,
+            "mime": content.mime,
+            "binary": content.binary,
+            "truncated": content.truncated,
+        }
+        return content.render(), data
+
+    def _unload(self, name: str) -> tuple[str, dict[str, Any]]:
+        self._skill(name)
+        was_loaded = name in self.state().loaded
+        self._update(lambda s: s.unload(name))
+        text = f"Skill {name!r} unloaded." if was_loaded else f"Skill {name!r} was not loaded."
+        return text, {"skill": name, "was_loaded": was_loaded}
+
+    def _exec(self, args: Any) -> tuple[str, dict[str, Any]]:
+        from skillshelf.exec.runner import SandboxUnavailableError, select_executor
+        from skillshelf.exec.workspace import execute, shell_command
+
+        assert self.workspace is not None
+        skill = self._skill(args.skill) if args.skill else None
+        if self.executor is None:
+            try:
+                self.executor, self._exec_warning = select_executor("auto")
+            except SandboxUnavailableError as exc:
+                raise _Fatal(f"No sandbox is available to run commands: {exc}") from exc
+        try:
+            result = execute(
+                self.workspace.open(self.session_id),
+                self.executor,
+                shell_command(args.command),
+                skill=skill,
+                policy=self.exec_policy,
+                timeout_s=args.timeout_s,
+                collect=args.collect,
+                stdin=args.stdin,
+            )
+        except UsageError as exc:
+            raise _Failure(f"Refused: {exc}.") from exc
+        except OSError as exc:
+            raise _Fatal(f"The command could not be started: {exc}") from exc
+        if self._exec_warning:
+            result.notes.append(self._exec_warning)
+        data = result.to_json() | {"run_id": result.run_id, "executor": result.executor}
+        return _render_exec(result), data
+
+    # -- declared loads ------------------------------------------------------------------
+
+    def declare(self, loads: Sequence[str | tuple[str, Sequence[str]]]) -> list[ToolResult]:
+        """Load skills (and docs) before the first model request, all or nothing.
+
+        Raises:
+            DeclaredLoadError: A name or doc is unknown; nothing was loaded.
+        """
+        plan: list[tuple[str, list[str]]] = []
+        problems: list[str] = []
+        # A context variable, not an attribute: a model's call running at the same time in
+        # another thread or task must not inherit the user's right to load user-only skills.
+        token = _BY_USER.set(True)
+        try:
+            for entry in loads:
+                name, docs = (entry, []) if isinstance(entry, str) else (entry[0], list(entry[1]))
+                try:
+                    plan.append((name, self._resolve_docs(self._skill(name), docs, False)))
+                except _Failure as exc:
+                    problems.append(str(exc))
+            if problems:
+                raise DeclaredLoadError("Declared skills cannot be loaded: " + " ".join(problems))
+            return [self.call("skill_load", {"skill": n, "docs": d}) for n, d in plan]
+        finally:
+            _BY_USER.reset(token)
+
+
+def _render_exec(result: ExecResult) -> str:
+    status = "timed out and was killed" if result.timed_out else f"exit code {result.exit_code}"
+    parts = [f"Command finished: {status} ({result.duration_s:.2f} s, {result.executor})."]
+    for label, text, cut in (
+        ("stdout", result.stdout, result.stdout_truncated),
+        ("stderr", result.stderr, result.stderr_truncated),
+    ):
+        if text:
+            note = " (truncated: head and tail kept)" if cut else ""
+            parts.append(f"<{label}{note}>\n{text}\n</{label}>")
+    for file in result.files:
+        parts.append(f"Collected {file.path} ({file.size} B, {file.mime}, sha256 {file.sha256})")
+        if file.text is not None:
+            parts.append(f'<file path="{file.path}">\n{file.text}\n</file>')
+    parts += [f"Note: {note}" for note in result.notes]
+    return "\n".join(parts)
+
+
+def _still_delivered(
+    before: LoadedSkill,
+    digest: str,
+    selection: DocSelection,
+    wants_docs: bool,
+    history: Collection[str] | None,
+) -> bool:
+    if before.digest != digest or (wants_docs and before.docs != selection):
+        return False
+    if history is None or before.call_id is None:
+        return True
+    return before.call_id in history
+
+
+def _norm(path: str) -> str:
+    return path.strip().replace("\\", "/").removeprefix("./")
+
+
+def _clip(text: str) -> str:
+    return text if len(text) <= _SHOWN_CHARS else text[:_SHOWN_CHARS] + f"… ({len(text)} chars)"
+
+
+def _short(text: str) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= _DESC_CHARS else text[: _DESC_CHARS - 1] + "…"
+
+
+def _signature(tool: str, arguments: object) -> str:
+    try:
+        if isinstance(arguments, str):
+            arguments = json.loads(arguments)
+        canonical = json.dumps(arguments, sort_keys=True, default=str)
+    except (ValueError, TypeError):
+        canonical = repr(arguments)
+    return hashlib.sha256(f"{tool}\0{canonical}".encode()).hexdigest()[:16]

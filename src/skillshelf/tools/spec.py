@@ -1,0 +1,577 @@
+"""The model-facing tools, as types: argument models, JSON Schemas and argument handling.
+
+Each tool's arguments are one pydantic model, the single source of its JSON Schema and of its
+validation. Nothing here runs a tool. Paths are only checked for shape here; containment in the
+skill directory is decided when the tool runs, by :func:`skillshelf.skills.paths.safe_join`.
+
+:func:`parse_arguments` never raises for bad model input: it returns :class:`ParsedArgs` (with
+notes on every slip it forgave) or an :class:`ArgumentProblem` to send back as a tool result.
+"""
+
+from __future__ import annotations
+
+import copy
+import functools
+import json
+import re
+from collections.abc import Collection, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Annotated, Any, ClassVar, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints, ValidationError
+from pydantic_core import ErrorDetails
+
+from skillshelf.core.search import closest_names
+from skillshelf.errors import UsageError
+
+__all__ = [
+    "ALL_TOOLS",
+    "SKILL_TOOLS",
+    "ArgumentProblem",
+    "ParsedArgs",
+    "SkillListArgs",
+    "SkillListDocsArgs",
+    "SkillLoadArgs",
+    "SkillReadFileArgs",
+    "SkillSearchArgs",
+    "SkillSelectDocsArgs",
+    "SkillUnloadArgs",
+    "ToolArgs",
+    "ToolDef",
+    "WorkspaceExecArgs",
+    "parse_arguments",
+    "to_anthropic",
+    "to_mcp",
+    "to_openai",
+    "tool_definitions",
+]
+
+# Caps, not guidance (kept out of the schemas): past them a model is looping or pasting, and it
+# gets an "invalid" result instead of a huge value reaching the filesystem or a prompt.
+_MAX_NAME = 256  # skill names are at most 64 characters; leave room for unnormalised input
+_MAX_TEXT = 10_000  # paths, globs, commands
+_MAX_STDIN = 1_000_000  # input data for a command may be a whole file
+_MAX_ENTRIES = 50
+_SHOWN_CHARS = 60  # how much of a bad value to echo back
+
+_Path = Annotated[str, StringConstraints(min_length=1, max_length=_MAX_TEXT)]
+_Skill = Annotated[
+    str,
+    StringConstraints(max_length=_MAX_NAME),
+    Field(description="Name of the skill, exactly as listed in the catalog."),
+]
+_Docs = Annotated[
+    list[_Path],
+    Field(max_length=_MAX_ENTRIES, description="Document paths relative to the skill directory."),
+]
+_AllDocs = Annotated[bool, Field(description="Include every document of the skill.")]
+
+
+class ToolArgs(BaseModel):
+    """Base of the argument models; ``tool_name`` and ``tool_description`` face the model."""
+
+    model_config = ConfigDict(extra="ignore", frozen=True, strict=True)
+    tool_name: ClassVar[str]
+    tool_description: ClassVar[str]
+
+
+class SkillSearchArgs(ToolArgs):
+    tool_name = "skill_search"
+    tool_description = (
+        "Search the available skills by keywords; returns the best matches with short "
+        "descriptions. Call it when no skill in the catalog clearly fits the task."
+    )
+    query: Annotated[
+        str,
+        StringConstraints(strip_whitespace=True, min_length=1, max_length=1000),
+        Field(description="What you are looking for, in a few words."),
+    ]
+    limit: Annotated[int, Field(ge=1, le=50, description="Maximum number of results.")] = 10
+
+
+class SkillListArgs(ToolArgs):
+    tool_name = "skill_list"
+    tool_description = (
+        "List every available skill with its description, and the user's slash commands. "
+        "Call it when you need the whole catalog, e.g. to say which skills exist."
+    )
+
+
+class SkillLoadArgs(ToolArgs):
+    tool_name = "skill_load"
+    tool_description = (
+        "Load a skill's instructions, its directory and a listing of its files. Load a skill "
+        "when its description in the catalog matches the task, before following it."
+    )
+    skill: _Skill
+    docs: _Docs = []
+    include_all_docs: _AllDocs = False
+
+
+class SkillListDocsArgs(ToolArgs):
+    tool_name = "skill_list_docs"
+    tool_description = "List a skill's document files. Call it before selecting or reading docs."
+    skill: _Skill
+
+
+class SkillSelectDocsArgs(ToolArgs):
+    tool_name = "skill_select_docs"
+    tool_description = (
+        "Add to, replace or clear the documents of a loaded skill kept in context. Call it "
+        "when the task needs a skill's reference documents at hand across turns."
+    )
+    skill: _Skill
+    docs: _Docs = []
+    include_all_docs: _AllDocs = False
+    mode: Annotated[
+        Literal["add", "replace", "clear"], Field(description="How to change the selection.")
+    ] = "add"
+
+
+class SkillReadFileArgs(ToolArgs):
+    tool_name = "skill_read_file"
+    tool_description = (
+        "Read one file of a skill (long files are cut, binary files described). Call it when "
+        "a skill's instructions point to a file you need."
+    )
+    skill: _Skill
+    path: Annotated[_Path, Field(description="Path relative to the skill directory.")]
+
+
+class SkillUnloadArgs(ToolArgs):
+    tool_name = "skill_unload"
+    tool_description = "Unload a skill to free context. Call it when the task no longer needs it."
+    skill: _Skill
+
+
+class WorkspaceExecArgs(ToolArgs):
+    tool_name = "workspace_exec"
+    tool_description = (
+        "Run a shell command in this session's isolated workspace; returns the exit code, "
+        "output and collected files. Pass skill to run inside that skill's copy, e.g. its scripts."
+    )
+    command: Annotated[
+        str, StringConstraints(max_length=_MAX_TEXT), Field(description="Shell command.")
+    ]
+    skill: Annotated[_Skill | None, Field(description="Run inside this skill's copy.")] = None
+    timeout_s: Annotated[float, Field(gt=0, le=3600, description="Time limit, seconds.")] = 60
+    collect: Annotated[
+        list[_Path], Field(max_length=_MAX_ENTRIES, description="Globs of output files to return.")
+    ] = []
+    stdin: Annotated[
+        str | None, StringConstraints(max_length=_MAX_STDIN), Field(description="Standard input.")
+    ] = None
+
+
+_MODELS: dict[str, type[ToolArgs]] = {
+    m.tool_name: m
+    for m in (
+        SkillSearchArgs,
+        SkillListArgs,
+        SkillLoadArgs,
+        SkillListDocsArgs,
+        SkillSelectDocsArgs,
+        SkillReadFileArgs,
+        SkillUnloadArgs,
+        WorkspaceExecArgs,
+    )
+}
+ALL_TOOLS: tuple[str, ...] = tuple(_MODELS)
+SKILL_TOOLS: tuple[str, ...] = ALL_TOOLS[:-1]  # workspace_exec only when asked for
+
+
+@dataclass(frozen=True, slots=True)
+class ToolDef:
+    """One tool as a provider sees it; ``parameters`` is a JSON Schema object."""
+
+    name: str
+    description: str
+    parameters: dict[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class ParsedArgs:
+    """Valid arguments. ``notes`` says which slips were forgiven; ``ignored`` lists unknown keys."""
+
+    tool: str
+    args: ToolArgs
+    notes: tuple[str, ...] = ()
+    ignored: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class ArgumentProblem:
+    """Arguments that cannot be used; ``message`` is written for the model."""
+
+    tool: str
+    kind: Literal["missing", "invalid", "unknown_skill", "unknown_tool"]
+    field: str | None
+    message: str
+    suggestions: tuple[str, ...] = ()
+
+
+# ---- schemas ----------------------------------------------------------------------------
+
+# OpenAI's strict mode rejects "default", some providers reject string lengths; the defaults
+# go into the descriptions instead.
+_DROPPED_KEYS = frozenset({"title", "default", "minLength", "maxLength"})
+
+
+def tool_definitions(
+    *, skill_names: Sequence[str] | None, tools: Sequence[str] | None = None, enum_limit: int = 1000
+) -> list[ToolDef]:
+    """Definitions of the given tools (default: the seven skill tools), in that order.
+
+    ``skill`` is an enum of the sorted distinct ``skill_names`` when there are 1 to
+    ``enum_limit`` of them, else a plain string.
+
+    Raises:
+        UsageError: an unknown tool name, a negative ``enum_limit``, or a bare string as names.
+    """
+    if enum_limit < 0:
+        raise UsageError(f"enum_limit must not be negative, got {enum_limit}")
+    names = sorted(set(_names_collection(skill_names) or ()))
+    enum = names if 1 <= len(names) <= enum_limit else None
+    selected = SKILL_TOOLS if tools is None else tuple(dict.fromkeys(tools))
+    unknown = [t for t in selected if t not in _MODELS]
+    if unknown:
+        raise UsageError(f"unknown tools {unknown}; valid: {', '.join(ALL_TOOLS)}")
+    return [_definition(name, enum) for name in selected]
+
+
+def _definition(name: str, enum: list[str] | None) -> ToolDef:
+    parameters = copy.deepcopy(_base_schema(name))
+    if enum is not None and "skill" in parameters["properties"]:
+        parameters["properties"]["skill"]["enum"] = list(enum)
+    return ToolDef(name, _MODELS[name].tool_description, parameters)
+
+
+@functools.cache
+def _base_schema(name: str) -> dict[str, Any]:
+    model = _MODELS[name]
+    raw = model.model_json_schema()
+    properties = {key: _property(node) for key, node in raw.get("properties", {}).items()}
+    return {
+        "type": "object",
+        "properties": properties,
+        "required": list(raw.get("required", [])),
+        "additionalProperties": False,
+    }
+
+
+def _property(node: dict[str, Any]) -> dict[str, Any]:
+    if "anyOf" in node:  # X | None: leaving it out means None, so show only X
+        branch = next(b for b in node["anyOf"] if b.get("type") != "null")
+        node = {**branch, **{k: v for k, v in node.items() if k != "anyOf"}}
+    cleaned = _strip(node)
+    if node.get("default") not in (None, []):
+        cleaned["description"] += f" Default: {json.dumps(node['default'])}."
+    return cleaned
+
+
+def _strip(node: dict[str, Any]) -> dict[str, Any]:
+    return {k: _strip(v) if k == "items" else v for k, v in node.items() if k not in _DROPPED_KEYS}
+
+
+def to_openai(defs: Sequence[ToolDef]) -> list[dict[str, Any]]:
+    """OpenAI chat-completions ``tools`` entries."""
+    return [{"type": "function", "function": _entry(d, "parameters")} for d in defs]
+
+
+def to_anthropic(defs: Sequence[ToolDef]) -> list[dict[str, Any]]:
+    """Anthropic messages ``tools`` entries."""
+    return [_entry(d, "input_schema") for d in defs]
+
+
+def to_mcp(defs: Sequence[ToolDef]) -> list[dict[str, Any]]:
+    """MCP ``tools/list`` entries."""
+    return [_entry(d, "inputSchema") for d in defs]
+
+
+def _entry(d: ToolDef, schema_key: str) -> dict[str, Any]:
+    return {"name": d.name, "description": d.description, schema_key: copy.deepcopy(d.parameters)}
+
+
+# ---- argument handling ------------------------------------------------------------------
+
+_ALIASES = {
+    alias: target
+    for target, aliases in (
+        ("skill", "skill_name name"),
+        ("path", "file_path filepath file filename file_name"),
+        ("query", "q search text"),
+        ("docs", "doc documents"),
+        ("command", "cmd"),
+        ("timeout_s", "timeout"),
+    )
+    for alias in aliases.split()
+}
+_WRAPPERS = (("**", "**"), ("*", "*"), ("`", "`"), ('"', '"'), ("'", "'"), ("“", "”"), ("‘", "’"))
+_CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
+_MODE_NOISE = re.compile(r"[\s\-_'\"`*]")
+_BOOLS = {"true": True, "yes": True, "1": True, "false": False, "no": False, "0": False}
+_ASK = {
+    "skill": "Ask the user which skill they mean, or call skill_list/skill_search.",
+    "query": "Ask the user what they are looking for.",
+    "path": "Ask the user which file they mean, or call skill_load to see the skill's files.",
+    "command": "Ask the user what to run.",
+}
+
+
+def parse_arguments(
+    tool: str,
+    raw: Mapping[str, Any] | str | None,
+    *,
+    skill_names: Collection[str] | None = None,
+) -> ParsedArgs | ArgumentProblem:
+    """Validate a model's arguments for ``tool``, forgiving common slips.
+
+    Args:
+        tool: The tool name as the model sent it (case and ``-`` for ``_`` are forgiven).
+        raw: The arguments: a mapping, a JSON string, or None/"" for none.
+        skill_names: The visible skill names; when given, ``skill`` must be one of them.
+
+    Raises:
+        UsageError: ``tool`` or ``raw`` has a type no model can send, or ``skill_names`` is a str.
+    """
+    names = _names_collection(skill_names)
+    notes: list[str] = []
+    name = _resolve_tool(tool, notes)
+    if name is None:
+        return _unknown_tool(tool)
+    data = _load(raw, notes)
+    if isinstance(data, str):
+        return ArgumentProblem(name, "invalid", None, data)
+    model = _MODELS[name]
+    args, ignored = _normalise(model, data, notes, names)
+    problem = _missing(name, model, args)
+    if problem is None:
+        try:
+            parsed = model.model_validate(args)
+        except ValidationError as exc:
+            return _invalid(name, exc)
+        problem = _unknown_skill(name, getattr(parsed, "skill", None), names)
+    return problem or ParsedArgs(name, parsed, tuple(notes), ignored)
+
+
+def _names_collection(names: Collection[str] | None) -> Collection[str] | None:
+    if isinstance(names, str):
+        raise UsageError("skill_names must be a collection of names, not one string")
+    return names
+
+
+def _resolve_tool(tool: str, notes: list[str]) -> str | None:
+    if not isinstance(tool, str):
+        raise UsageError(f"tool must be a str, got {type(tool).__name__}")
+    if tool in _MODELS:
+        return tool
+    key = tool.strip().casefold().replace("-", "_").replace(" ", "_").rpartition(".")[2]
+    if key not in _MODELS:
+        return None
+    notes.append(f"Read tool name {_shown(tool)} as '{key}'.")
+    return key
+
+
+def _unknown_tool(tool: str) -> ArgumentProblem:
+    message = f"Unknown tool {_shown(tool)}. Valid tools: {', '.join(ALL_TOOLS)}."
+    suggestions = tuple(closest_names(tool, ALL_TOOLS)) if len(tool) <= _MAX_NAME else ()
+    return ArgumentProblem(tool, "unknown_tool", None, message, suggestions)
+
+
+def _load(raw: Mapping[str, Any] | str | None, notes: list[str]) -> dict[str, Any] | str:
+    """The arguments as a dict, or a message saying why they are not a JSON object."""
+    if isinstance(raw, Mapping):
+        return {str(k): v for k, v in raw.items()}
+    if raw is not None and not isinstance(raw, str):
+        raise UsageError(f"raw arguments must be a mapping, a str or None, not {type(raw)}")
+    value: Any = None
+    if raw and raw.strip():
+        try:
+            value = json.loads(raw)
+            if isinstance(value, str) and value.lstrip().startswith("{"):
+                value = json.loads(value)
+                notes.append("Arguments were JSON-encoded twice; decoded them.")
+        except json.JSONDecodeError as e:
+            return (
+                f"Arguments are not valid JSON: {e.msg} at line {e.lineno}, column {e.colno} "
+                f"(character {e.pos}). Send the arguments as one JSON object."
+            )
+    if value is None:
+        return {}
+    if not isinstance(value, dict):
+        return f"Arguments must be a JSON object, not {_shown(value)}."
+    return value
+
+
+def _normalise(
+    model: type[ToolArgs], data: dict[str, Any], notes: list[str], names: Collection[str] | None
+) -> tuple[dict[str, Any], tuple[str, ...]]:
+    """Rename aliased keys and fix slipped values; return them and the ignored keys."""
+    fields = model.model_fields
+    out: dict[str, Any] = {}
+    ignored: list[str] = []
+    for key, value in data.items():
+        target = _canonical_key(key, fields)
+        if target is None or target in out or (target != key and target in data):
+            ignored.append(key)
+            continue
+        if target != key:
+            notes.append(f"Read argument '{key}' as '{target}'.")
+        fixed = _fix_value(target, value, fields[target].annotation, notes, names)
+        info = fields[target]
+        # null means "the default"; so does "" where the default is "none" (workspace_exec skill)
+        if not info.is_required() and (fixed is None or (fixed == "" and info.default is None)):
+            continue
+        out[target] = fixed
+    return out, tuple(ignored)
+
+
+def _canonical_key(key: str, fields: Mapping[str, object]) -> str | None:
+    for candidate in dict.fromkeys((key, _CAMEL.sub("_", key).lower())):
+        for target in (candidate, _ALIASES.get(candidate)):
+            if target in fields:
+                return target
+    return None
+
+
+def _fix_value(
+    field: str, value: Any, annotation: Any, notes: list[str], names: Collection[str] | None
+) -> Any:
+    fixed = value
+    if field in ("docs", "collect") and isinstance(value, str):
+        fixed = [value]
+    if field in ("docs", "path"):
+        fixed = [_unwrap_any(v) for v in fixed] if isinstance(fixed, list) else _unwrap_any(fixed)
+    elif field == "skill" and isinstance(value, str):
+        fixed = _fix_skill(value, names)
+    elif field == "mode" and isinstance(value, str):
+        mode = _MODE_NOISE.sub("", value).lower()
+        fixed = mode if mode in ("add", "replace", "clear") else value
+    elif annotation is bool and isinstance(value, str):
+        fixed = _BOOLS.get(value.strip().lower(), value)
+    elif annotation in (int, float):
+        fixed = _number(value, annotation)
+    if fixed != value or type(fixed) is not type(value):
+        notes.append(f"Read {field} {_shown(value)} as {_shown(fixed)}.")
+    return fixed
+
+
+def _unwrap(text: str) -> str:
+    """Strip surrounding whitespace, Markdown emphasis, backticks and quotes."""
+    text, before = text.strip(), ""
+    while text != before:
+        before = text
+        for a, b in _WRAPPERS:
+            if len(text) > len(a) + len(b) and text.startswith(a) and text.endswith(b):
+                text = text[len(a) : -len(b)].strip()
+                break
+    return text
+
+
+def _unwrap_any(value: Any) -> Any:
+    return _unwrap(value) if isinstance(value, str) else value
+
+
+def _fix_skill(value: str, names: Collection[str] | None) -> str:
+    text = _unwrap(value)
+    if text.startswith("/") and len(text) > 1:  # a slash command: "/pdf"
+        text = _unwrap(text[1:])
+    if names is not None and text not in names:
+        key = _name_key(text)
+        matches = [n for n in names if _name_key(n) == key]
+        if len(matches) == 1:
+            return matches[0]
+    return text
+
+
+def _name_key(name: str) -> str:
+    return name.casefold().replace("_", "-").replace(" ", "-")
+
+
+def _number(value: Any, annotation: type) -> Any:
+    if isinstance(value, float) and annotation is int and value.is_integer():
+        return int(value)
+    if not isinstance(value, str):
+        return value
+    try:
+        return annotation(value.strip())
+    except ValueError:
+        return value
+
+
+def _missing(tool: str, model: type[ToolArgs], args: Mapping[str, Any]) -> ArgumentProblem | None:
+    """A problem for the first required argument that is absent, null or blank."""
+    for field, info in model.model_fields.items():
+        value = args.get(field)
+        if info.is_required() and (value is None or (isinstance(value, str) and not value.strip())):
+            ask = _ASK.get(field, "Ask the user for it.")
+            message = f"Missing required argument '{field}' for {tool}. {ask}"
+            return ArgumentProblem(tool, "missing", field, message)
+    return None
+
+
+def _invalid(tool: str, exc: ValidationError) -> ArgumentProblem:
+    errors = exc.errors(include_url=False)
+    field = str(errors[0]["loc"][0]) if errors[0]["loc"] else None
+    text = " ".join(_plain(tool, e) for e in errors[:3])
+    return ArgumentProblem(tool, "invalid", field, f"{text} Fix it and call {tool} again.")
+
+
+def _plain(tool: str, error: ErrorDetails) -> str:
+    """One pydantic error, said plainly: which argument, what is wrong, what was sent."""
+    loc = error["loc"]
+    where = f"{loc[0]}[{loc[1]}]" if len(loc) > 1 else str(loc[0]) if loc else "arguments"
+    kind, ctx, got = error["type"], error.get("ctx", {}), error["input"]
+    if kind in ("string_too_long", "too_long"):
+        unit = "characters" if kind == "string_too_long" else "entries"
+        reason, shown = f"must have at most {ctx['max_length']} {unit}", f"{len(got)} {unit}"
+        return f"Invalid argument '{where}': {reason} (got {shown})."
+    if kind in ("greater_than", "greater_than_equal", "less_than", "less_than_equal"):
+        reason = _range(_base_schema(tool)["properties"][str(loc[0])])
+    else:
+        reason = _REASONS.get(kind) or error["msg"][0].lower() + error["msg"][1:]
+        if kind == "literal_error":
+            reason = f"must be one of {ctx['expected']}"
+    return f"Invalid argument '{where}': {reason} (got {_shown(got)})."
+
+
+_REASONS = {
+    **dict.fromkeys(("int_type", "int_parsing", "int_from_float"), "must be a whole number"),
+    **dict.fromkeys(("float_type", "float_parsing"), "must be a number"),
+    **dict.fromkeys(("bool_type", "bool_parsing"), "must be true or false"),
+    "string_type": "must be a string",
+    "string_too_short": "must not be empty",
+    "list_type": "must be a list of strings",
+}
+
+
+def _range(prop: Mapping[str, Any]) -> str:
+    if "minimum" in prop and "maximum" in prop:
+        return f"must be between {prop['minimum']} and {prop['maximum']}"
+    low = f"more than {prop['exclusiveMinimum']}" if "exclusiveMinimum" in prop else None
+    high = f"at most {prop['maximum']}" if "maximum" in prop else None
+    return "must be " + " and ".join(p for p in (low, high) if p)
+
+
+def _unknown_skill(
+    tool: str, skill: str | None, names: Collection[str] | None
+) -> ArgumentProblem | None:
+    if names is None or skill is None or skill in names:
+        return None
+    suggestions = tuple(closest_names(skill, names, limit=3))
+    hint = f" Did you mean: {', '.join(suggestions)}?" if suggestions else ""
+    message = (
+        f"Unknown skill {_shown(skill)} for {tool}.{hint} Call skill_list or skill_search to "
+        "see the available skills, or ask the user which skill they mean."
+    )
+    return ArgumentProblem(tool, "unknown_skill", "skill", message, suggestions)
+
+
+def _shown(value: Any) -> str:
+    """A short JSON rendering of a value the model sent, for messages."""
+    if isinstance(value, str) and len(value) > _SHOWN_CHARS:
+        return f'{json.dumps(value[:_SHOWN_CHARS], ensure_ascii=False)[:-1]}…" ({len(value)} chars)'
+    if isinstance(value, list | dict) and len(value) > 5:
+        return f"a {type(value).__name__} of {len(value)} entries"
+    text = json.dumps(value, ensure_ascii=False, default=repr, skipkeys=True)
+    return text if len(text) <= 2 * _SHOWN_CHARS else text[: 2 * _SHOWN_CHARS] + "…"

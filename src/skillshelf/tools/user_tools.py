@@ -1,0 +1,224 @@
+"""The agent's own tools: user tools, activations on skill load, and ``allowed-tools`` rules.
+
+Pure decisions over values: which tools the model sees given what is loaded, and whether a
+call is inside a skill's ``allowed-tools`` (grammar: ``Bash(git:*)`` prefix, ``Read(*.md)``
+glob, ``Read`` any call).
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import functools
+import inspect
+import logging
+import re
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Final, Literal
+
+import anyio
+from pydantic import ValidationError, create_model
+
+from skillshelf.errors import UsageError
+from skillshelf.tools.spec import SKILL_TOOLS, ToolDef
+
+__all__ = [
+    "Activation",
+    "ActivationLifetime",
+    "ActivationMode",
+    "Tool",
+    "call_allowed",
+    "tool_set",
+]
+
+logger = logging.getLogger("skillshelf.agent.loop")
+
+ActivationMode = Literal["include", "only"]
+ActivationLifetime = Literal["invocation", "session"]
+_PATTERN: Final = re.compile(r"\s*([^()\s]+)\s*(?:\((.*)\))?\s*", re.DOTALL)
+# A prefix rule like Bash(git diff:*) must not let "git diff; rm -rf ~" through.
+_SHELL_CONTROL: Final = re.compile(r"[;&|`\n<>]|\$\(")
+_PRIMARY_KEYS: Final = ("command", "cmd", "path", "file_path", "url", "pattern", "query")
+
+
+@dataclass(frozen=True, eq=False)
+class Tool:
+    """A tool the caller gives the agent.
+
+    Args:
+        name: The name the model calls.
+        description: When to call it.
+        parameters: JSON Schema of the arguments (an object schema).
+        fn: Called with the arguments as keywords; may be async; returns text (other values
+            are sent as JSON). Raise :class:`~skillshelf.errors.ToolError` for a failure the
+            model should see; anything else is answered as fatal.
+    """
+
+    name: str
+    description: str
+    parameters: Mapping[str, Any]
+    fn: Callable[..., Any]
+    _validator: Any = field(default=None, repr=False)
+
+    @classmethod
+    def from_function(
+        cls, fn: Callable[..., Any], *, name: str | None = None, description: str | None = None
+    ) -> Tool:
+        """Build a tool from a typed function: its signature is the schema and the validation."""
+        fields: dict[str, Any] = {}
+        for param in inspect.signature(fn).parameters.values():
+            annotation = Any if param.annotation is inspect.Parameter.empty else param.annotation
+            default = ... if param.default is inspect.Parameter.empty else param.default
+            fields[param.name] = (annotation, default)
+        model = create_model(f"{fn.__name__}_args", **fields)
+        schema = model.model_json_schema()
+        schema.pop("title", None)
+        for prop in schema.get("properties", {}).values():
+            prop.pop("title", None)
+        doc = description or inspect.getdoc(fn) or fn.__name__
+        return cls(name or fn.__name__, doc.strip(), schema, fn, model)
+
+    def definition(self) -> ToolDef:
+        """The provider-neutral definition."""
+        return ToolDef(self.name, self.description, dict(self.parameters))
+
+    def validate(self, arguments: Mapping[str, Any]) -> dict[str, Any] | str:
+        """Validated arguments, or a message for the model saying what is wrong."""
+        if self._validator is not None:
+            try:
+                return dict(self._validator.model_validate(dict(arguments)).model_dump())
+            except ValidationError as exc:
+                problems = "; ".join(
+                    f"{'.'.join(str(p) for p in e['loc']) or 'arguments'}: {e['msg']}"
+                    for e in exc.errors()
+                )
+                return f"Invalid arguments for {self.name}: {problems}."
+        missing = [k for k in self.parameters.get("required", ()) if k not in arguments]
+        if missing:
+            return (
+                f"Missing required argument(s) for {self.name}: {', '.join(missing)}. "
+                "Ask the user for them if you do not know them."
+            )
+        return dict(arguments)
+
+    async def invoke(self, arguments: Mapping[str, Any], context: Any) -> Any:
+        """Run the tool (``context`` is for tools that need the caller's session).
+
+        A plain function runs in a worker thread, so a slow one does not hold up the others.
+        """
+        if inspect.iscoroutinefunction(self.fn):
+            return await self.fn(**arguments)
+        result = await anyio.to_thread.run_sync(functools.partial(self.fn, **arguments))
+        if inspect.isawaitable(result):
+            result = await result
+        return result
+
+
+@dataclass(frozen=True, slots=True)
+class Activation:
+    """Tools that enter the model's tool list only once a skill is loaded.
+
+    Args:
+        tools: The tools.
+        skill: The skill whose load activates them; None: any loaded skill whose
+            ``allowed-tools`` names one of them activates that one.
+        mode: ``include`` adds them to the user tools; ``only`` replaces the user tools
+            (the built-in skill tools stay).
+        lifetime: ``invocation`` — while that load of the skill lasts; ``session`` — from the
+            load until the session ends.
+    """
+
+    tools: Sequence[Tool]
+    skill: str | None = None
+    mode: ActivationMode = "include"
+    lifetime: ActivationLifetime = "invocation"
+
+
+def pattern_tool(pattern: str) -> str:
+    """The tool name of an ``allowed-tools`` entry (``Bash(git:*)`` → ``Bash``)."""
+    match = _PATTERN.fullmatch(pattern)
+    return match.group(1) if match else pattern.strip()
+
+
+def activated_tools(activation: Activation, skill: str, allowed_tools: Sequence[str]) -> list[Tool]:
+    """The tools ``activation`` brings in when ``skill`` (with its allowed-tools) is loaded."""
+    if activation.skill is not None:
+        return list(activation.tools) if activation.skill == skill else []
+    named = {pattern_tool(p) for p in allowed_tools}
+    return [t for t in activation.tools if t.name in named]
+
+
+def tool_set(
+    user_tools: Sequence[Tool], in_force: Sequence[tuple[Activation, Sequence[Tool]]]
+) -> list[Tool]:
+    """The user-side tools the model sees, given the activations in force.
+
+    An activated tool named like a user tool replaces it; when an ``only`` activation is in
+    force, only ``only`` tools are offered (``only`` wins over ``include``); identical tools
+    from several activations appear once.
+    """
+    onlys = [t for a, tools in in_force if a.mode == "only" for t in tools]
+    if onlys:
+        return list(_by_name(onlys).values())
+    merged = _by_name(user_tools)
+    merged.update(_by_name([t for a, tools in in_force if a.mode == "include" for t in tools]))
+    return list(merged.values())
+
+
+def _by_name(tools: Sequence[Tool]) -> dict[str, Tool]:
+    out: dict[str, Tool] = {}
+    for tool in tools:
+        if tool.name in SKILL_TOOLS:
+            continue  # checked with a warning when the agent is built
+        out[tool.name] = tool
+    return out
+
+
+def check_names(tools: Sequence[Tool], activations: Sequence[Activation]) -> list[str]:
+    """Warnings for tools that can never be offered; raises for user tools that clash."""
+    clashing = [t.name for t in tools if t.name in SKILL_TOOLS]
+    if clashing:
+        raise UsageError(f"User tools may not take a built-in skill tool's name: {clashing}")
+    warnings = []
+    for activation in activations:
+        for tool in activation.tools:
+            if tool.name in SKILL_TOOLS:
+                message = (
+                    f"Activated tool {tool.name!r} is named like a built-in skill tool; "
+                    "it is ignored."
+                )
+                logger.warning(message)
+                warnings.append(message)
+    return warnings
+
+
+def call_allowed(allowed: Sequence[str], tool: str, arguments: Mapping[str, Any]) -> bool:
+    """Whether a call to ``tool`` with ``arguments`` matches one ``allowed-tools`` entry."""
+    return any(_matches(p, tool, arguments) for p in allowed)
+
+
+def _matches(pattern: str, tool: str, arguments: Mapping[str, Any]) -> bool:
+    match = _PATTERN.fullmatch(pattern)
+    if match is None or match.group(1) != tool:
+        return False
+    spec = (match.group(2) or "").strip()
+    if spec in ("", "*"):
+        return True
+    value = _primary(arguments)
+    if value is None:
+        return False
+    if spec.endswith(":*"):
+        prefix = spec[:-2].strip()
+        if _SHELL_CONTROL.search(value):
+            return False
+        value = " ".join(value.split())
+        return value == prefix or value.startswith(prefix + " ")
+    return fnmatch.fnmatchcase(value, spec)
+
+
+def _primary(arguments: Mapping[str, Any]) -> str | None:
+    for key in _PRIMARY_KEYS:
+        if isinstance(arguments.get(key), str):
+            return str(arguments[key])
+    strings = [v for v in arguments.values() if isinstance(v, str)]
+    return strings[0] if strings else None

@@ -1,0 +1,82 @@
+"""Catalog rendering: skills-ref's XML, Markdown, and budgets that never drop a skill silently."""
+
+from __future__ import annotations
+
+import pytest
+
+from skillshelf.core.catalog import CatalogEntry, render_catalog
+from skillshelf.errors import UsageError
+
+
+def _entries(n: int, desc_len: int = 200) -> list[CatalogEntry]:
+    return [
+        CatalogEntry(
+            f"skill-{i:02d}", ("word " * desc_len)[:desc_len], f"/s/skill-{i:02d}/SKILL.md"
+        )
+        for i in range(n)
+    ]
+
+
+def test_xml_matches_skills_ref_layout_and_escaping() -> None:
+    text = render_catalog([CatalogEntry("a", "Use <b> & 'c'", "/x/a/SKILL.md")])
+    assert text == (
+        "<available_skills>\n<skill>\n<name>\na\n</name>\n<description>\n"
+        "Use &lt;b&gt; &amp; &#x27;c&#x27;\n</description>\n<location>\n/x/a/SKILL.md\n"
+        "</location>\n</skill>\n</available_skills>"
+    )
+
+
+def test_empty_catalog_matches_skills_ref() -> None:
+    assert render_catalog([]) == "<available_skills>\n</available_skills>"
+
+
+def test_markdown_lists_one_line_per_skill() -> None:
+    text = render_catalog([CatalogEntry("a", "first\nline", "/a")], format="markdown")
+    assert text == "## Available skills\n\n- **a**: first line"
+
+
+def test_budget_that_fits_changes_nothing() -> None:
+    entries = _entries(3)
+    full = render_catalog(entries)
+    assert render_catalog(entries, budget_chars=len(full)) == full
+
+
+@pytest.mark.parametrize("fmt", ["xml", "markdown"])
+def test_budget_trims_descriptions_evenly_first(fmt: str) -> None:
+    entries = _entries(5)
+    full = render_catalog(entries, format=fmt)  # type: ignore[arg-type]
+    text = render_catalog(entries, format=fmt, budget_chars=len(full) - 300)  # type: ignore[arg-type]
+    assert len(text) <= len(full) - 300
+    assert text.count("…") == 5
+    assert all(e.name in text for e in entries)
+
+
+@pytest.mark.parametrize("fmt", ["xml", "markdown"])
+def test_budget_falls_back_to_names_only(fmt: str) -> None:
+    entries = _entries(20)
+    names_only_size = 900 if fmt == "xml" else 300
+    text = render_catalog(entries, format=fmt, budget_chars=names_only_size)  # type: ignore[arg-type]
+    assert len(text) <= names_only_size
+    assert all(e.name in text for e in entries)
+    assert "word" not in text
+
+
+@pytest.mark.parametrize("fmt", ["xml", "markdown"])
+def test_tiny_budget_says_how_many_skills_were_left_out(fmt: str) -> None:
+    entries = _entries(50)
+    text = render_catalog(entries, format=fmt, budget_chars=250)  # type: ignore[arg-type]
+    assert len(text) <= 250
+    listed = sum(e.name in text for e in entries)
+    assert f"{50 - listed} more skills are not listed here; call skill_search" in text
+
+
+def test_output_is_stable_for_the_same_input() -> None:
+    entries = _entries(10)
+    assert render_catalog(entries, budget_chars=900) == render_catalog(entries, budget_chars=900)
+
+
+def test_unknown_format_and_negative_budget_are_usage_errors() -> None:
+    with pytest.raises(UsageError):
+        render_catalog([], format="html")  # type: ignore[arg-type]
+    with pytest.raises(UsageError):
+        render_catalog([], budget_chars=-1)

@@ -1,0 +1,216 @@
+"""The token report: per-skill costs, progressive disclosure against everything, budget effect."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from skillshelf.core.catalog import CatalogEntry, render_catalog
+from skillshelf.reports.tokenreport import (
+    SkillTexts,
+    catalog_fates,
+    gather_skill_texts,
+    report_for_repository,
+    token_report,
+)
+from skillshelf.reports.tokens import TokenCounter, get_counter
+from skillshelf.repository import Repository
+from skillshelf.testing import make_skill
+from skillshelf.tools.skill_tools import SkillTools
+
+CORPUS = Path(__file__).resolve().parents[2].parent / "shared" / "corpus"
+ANTHROPIC = CORPUS / "anthropic-skills" / "skills"
+PNG = b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR" + bytes(64)
+
+needs_corpus = pytest.mark.skipif(not CORPUS.is_dir(), reason="shared corpus not present")
+
+
+def words() -> TokenCounter:
+    """A counter a person can follow: one token per whitespace-separated word."""
+    return TokenCounter("o200k_base", "words", True, lambda text: len(text.split()))
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Repository:
+    skills = tmp_path / "skills"
+    make_skill(
+        skills,
+        "alpha",
+        "Does alpha things. Use when alpha.",
+        body="one two three\n",
+        files={
+            "references/guide.md": "alpha beta",
+            "notes.txt": "gamma",
+            "scripts/run.py": "print('never inlined')\n",
+            "assets/logo.png": PNG,
+        },
+    )
+    make_skill(skills, "beta", "Does beta. Use when beta.", body="four five\n")
+    make_skill(
+        skills,
+        "manual",
+        "Only the user runs it. Use when asked.",
+        body="six\n",
+        frontmatter={"disable-model-invocation": True},
+    )
+    return Repository([skills], cache_dir=False)
+
+
+def test_each_skill_counts_its_body_docs_and_files(repo: Repository) -> None:
+    report = report_for_repository(repo, counter=words())
+    alpha, beta, manual = report.skills
+
+    assert (alpha.name, alpha.body, alpha.docs, alpha.doc_files) == ("alpha", 3, 3, 2)
+    assert (alpha.binary_files, alpha.other_files) == (1, 1)  # logo.png; scripts/run.py
+    assert (beta.body, beta.docs, beta.doc_files, beta.binary_files) == (2, 0, 0, 0)
+    assert (manual.body, manual.catalog_entry, manual.catalog_fate) == (1, 0, "user_only")
+
+
+def test_the_catalog_entry_is_what_the_skill_adds_to_the_rendered_catalog(
+    repo: Repository,
+) -> None:
+    xml = report_for_repository(repo, counter=words(), format="xml")
+    markdown = report_for_repository(repo, counter=words(), format="markdown")
+
+    # <skill> <name> alpha </name> <description> …6 words… </description> <location> PATH
+    # </location> </skill>: 10 tags and values + "Does alpha things. Use when alpha."
+    assert xml.skills[0].catalog_entry == 10 + 6
+    # "- **alpha**: Does alpha things. Use when alpha."
+    assert markdown.skills[0].catalog_entry == 2 + 6
+    # beta: 10 + "Does beta. Use when beta."; the wrapper: <available_skills> </available_skills>.
+    assert xml.skills[1].catalog_entry == 10 + 5
+    assert xml.budget.tokens_unbudgeted == 16 + 15 + 2
+    assert xml.budget.tokens_unbudgeted == len(repo.catalog().split())
+
+
+def test_on_load_is_what_skill_load_returns(repo: Repository) -> None:
+    report = report_for_repository(repo, counter=words())
+    loaded = SkillTools(repo).call("skill_load", {"skill": "alpha"})
+
+    assert loaded.status == "ok"
+    assert report.skills[0].on_load == len(loaded.content.split())
+    assert report.skills[0].on_load > report.skills[0].body
+
+
+def test_progressive_is_the_budgeted_catalog_and_everything_all_bodies_and_docs(
+    repo: Repository,
+) -> None:
+    report = report_for_repository(repo, counter=words(), budget_chars=12_000)
+
+    assert report.progressive == len(repo.catalog(budget_chars=12_000).split())
+    assert report.everything == (3 + 3) + 2 + 1
+    assert report.ratio == pytest.approx(report.everything / report.progressive)
+    assert report.on_load == sum(s.on_load for s in report.skills)
+
+
+def test_counts_match_the_exact_encoder_on_the_same_text(repo: Repository) -> None:
+    counter = get_counter("cl100k_base", backend="tiktoken")
+
+    report = report_for_repository(repo, counter=counter)
+
+    assert report.skills[0].body == 4  # "one", " two", " three", "\n"
+    assert report.skills[0].docs == counter.count("alpha beta") + counter.count("gamma")
+    assert report.budget.tokens_unbudgeted == counter.count(repo.catalog())
+    assert (report.encoding, report.backend, report.exact) == ("cl100k_base", "tiktoken", True)
+
+
+def entries() -> list[CatalogEntry]:
+    return [
+        CatalogEntry("aa", "Short one. Use when short.", "/s/aa/SKILL.md"),
+        CatalogEntry("bb", "A long description " * 10 + "Use when long.", "/s/bb/SKILL.md"),
+        CatalogEntry("cc", "Another long one " * 10 + "Use when long too.", "/s/cc/SKILL.md"),
+    ]
+
+
+@pytest.mark.parametrize("fmt", ["xml", "markdown"])
+def test_budget_fates_full_trimmed_names_only_and_omitted(fmt: str) -> None:
+    items = entries()
+    full = render_catalog(items, format=fmt)  # type: ignore[arg-type]
+    names_md = "## Available skills\n\n`aa`, `bb`, `cc`"
+
+    def fates(budget: int | None) -> list[str]:
+        rendered = render_catalog(items, format=fmt, budget_chars=budget)  # type: ignore[arg-type]
+        found = catalog_fates(items, rendered, format=fmt)  # type: ignore[arg-type]
+        return [found[e.name] for e in items]
+
+    assert fates(None) == ["full", "full", "full"]
+    assert fates(len(full) - 40) == ["full", "trimmed", "trimmed"]
+    if fmt == "markdown":
+        assert fates(len(names_md)) == ["name_only", "name_only", "name_only"]
+    assert fates(0) == ["omitted", "omitted", "omitted"]
+
+
+def test_budget_effect_counts_fates_and_both_catalog_sizes() -> None:
+    texts = [SkillTexts(e, True, "body", "load") for e in entries()]
+    unbudgeted = render_catalog(entries())
+
+    report = token_report(texts, words(), budget_chars=len(unbudgeted) - 40)
+
+    effect = report.budget
+    assert (effect.full, effect.trimmed, effect.name_only, effect.omitted) == (1, 2, 0, 0)
+    assert effect.chars_unbudgeted == len(unbudgeted)
+    assert effect.chars <= len(unbudgeted) - 40
+    assert effect.tokens < effect.tokens_unbudgeted == len(unbudgeted.split())
+    assert report.progressive == effect.tokens
+
+
+def test_an_empty_repository_has_no_ratio(tmp_path: Path) -> None:
+    report = report_for_repository(Repository([tmp_path], cache_dir=False), counter=words())
+
+    assert report.skills == ()
+    assert report.ratio is None
+    assert report.to_dict()["ratio"] is None
+
+
+def test_to_dict_carries_every_number_as_json(repo: Repository) -> None:
+    data = json.loads(json.dumps(report_for_repository(repo, counter=words()).to_dict()))
+
+    assert set(data) >= {"encoding", "backend", "exact", "format", "budget", "progressive"}
+    assert data["skills"][0]["everything"] == 6
+    assert data["budget"]["full"] == 2
+    assert data["ratio"] == round(data["everything"] / data["progressive"], 3)
+
+
+def test_gather_reads_documents_whole(tmp_path: Path) -> None:
+    long_doc = "word " * 40_000
+    make_skill(tmp_path, "big", files={"references/big.md": long_doc})
+    skill = Repository([tmp_path], cache_dir=False).get("big")
+
+    (texts,) = gather_skill_texts([skill])
+
+    assert texts.docs == (("references/big.md", long_doc),)
+
+
+@needs_corpus
+@pytest.mark.parametrize("encoding", ["o200k_base", "cl100k_base"])
+def test_the_anthropic_corpus_costs_far_more_injected_than_up_front(encoding: str) -> None:
+    repo = Repository([ANTHROPIC], cache_dir=False)
+
+    report = report_for_repository(repo, encoding=encoding, budget_chars=12_000)  # type: ignore[arg-type]
+
+    assert len(report.skills) == 12
+    assert report.budget.full == 12
+    assert report.exact
+    assert report.ratio is not None and report.ratio > 50
+
+
+def test_names_that_fit_are_listed_and_the_rest_left_out_in_order() -> None:
+    many = [
+        CatalogEntry(f"s{i:03d}", "Does a thing. Use when.", f"/s/{i}/SKILL.md") for i in range(300)
+    ]
+    rendered = render_catalog(many, budget_chars=2_000)
+
+    fates = catalog_fates(many, rendered, format="xml")
+
+    listed = rendered.count("<name>")
+    assert 0 < listed < 300
+    assert [fates[e.name] for e in many] == ["name_only"] * listed + ["omitted"] * (300 - listed)
+    assert f'<omitted count="{300 - listed}">' in rendered
+
+
+def test_progress_is_reported_once_per_skill_in_order(repo: Repository) -> None:
+    seen: list[str] = []
+    report_for_repository(repo, counter=words(), on_skill=seen.append)
+    assert seen == [s.name for s in repo.skills]
