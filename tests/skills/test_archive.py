@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 
 from skillshelf.repository import Repository
-from skillshelf.skills.archive import ArchiveError, ArchiveLimits, extract_archive, materialize
+from skillshelf.skills.archive import ArchiveError, ArchiveLimits, extract_archive
+from skillshelf.skills.sources import materialize
 from skillshelf.testing import make_skill
 from trust_helpers import (
     deflated_zeros,

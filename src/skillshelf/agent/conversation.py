@@ -46,7 +46,7 @@ from skillshelf.tools.skill_tools import FATAL_REPEAT_MESSAGE, SkillTools
 from skillshelf.tools.user_tools import Activation, Tool, activated_tools, call_allowed, tool_set
 
 if TYPE_CHECKING:
-    from skillshelf.agent.loop import Agent
+    from skillshelf.agent.config import AgentConfig
 
 __all__ = ["Conversation"]
 
@@ -94,7 +94,7 @@ class Conversation:
 
     def __init__(
         self,
-        agent: Agent,
+        agent: AgentConfig,
         session_id: str,
         *,
         trace: Trace | None = None,

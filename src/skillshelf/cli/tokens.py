@@ -83,7 +83,7 @@ def tokens(
     with injecting every body and document, and shows what the budget did to the catalog.
     NAMEs limit the rows shown; the totals always cover every skill.
     """
-    from skillshelf.agent.loop import DEFAULT_CATALOG_BUDGET
+    from skillshelf.agent.config import DEFAULT_CATALOG_BUDGET
     from skillshelf.reports.tokenreport import report_for_repository
     from skillshelf.reports.tokens import get_counter
 

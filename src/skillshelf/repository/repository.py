@@ -34,20 +34,20 @@ from skillshelf.skills.index_cache import (
     load_index,
     save_index,
 )
+from skillshelf.skills.roots import is_archive_root, is_url_root
 from skillshelf.skills.skill import Skill
-from skillshelf.trust.gate import Review, TrustGate
 
 if TYPE_CHECKING:
     from skillshelf.core.search import SearchHit, SearchIndex
     from skillshelf.skills.archive import Materialized
     from skillshelf.skills.paths import FileContent
+    from skillshelf.trust.gate import Review, TrustGate
     from skillshelf.trust.lockfile import Lockfile
     from skillshelf.trust.scanner import ScanPolicy
 
 __all__ = ["Changes", "Repository", "Shadowed", "Skipped", "resolve_roots"]
 
 _CONVENTIONAL = (".agents/skills", ".claude/skills")
-_ARCHIVE_SUFFIXES = (".zip", ".tar.gz", ".tgz", ".tar", ".skill")
 _LOCK_ENV = "SKILLSHELF_LOCK"
 
 
@@ -358,15 +358,16 @@ class Repository:
         self._indexes[root] = new_index
 
     def _root_directory(self, root: str, state: _State) -> str | None:
-        if root.startswith(("http://", "https://")) or root.lower().endswith(_ARCHIVE_SUFFIXES):
-            from skillshelf.skills.archive import materialize
+        if is_archive_root(root):
+            # Imported here: only archive and URL roots pay for the archive and download code.
+            from skillshelf.skills.sources import materialize
 
             # A URL is fetched (or re-validated) once per repository: a refresh after a local
             # edit must not wait on the network.
             found: Materialized | None = self._remote.get(root)
             if found is None or found.directory is None:
                 found = materialize(root, self._cache_dir or default_cache_dir())
-                if root.startswith(("http://", "https://")):
+                if is_url_root(root):
                     self._remote[root] = found
             state.diagnostics.extend(found.diagnostics)
             return found.directory
@@ -443,12 +444,14 @@ def _trust_gate(
     """The lockfile and scanner checks, or None when neither applies (the fast path)."""
     if lockfile is None:
         lockfile = os.environ.get(_LOCK_ENV) or False
-    untrusted = [r for r in roots if r.startswith(("http://", "https://"))]
-    untrusted += [r for r in roots if r.lower().endswith(_ARCHIVE_SUFFIXES)]
+    untrusted = [r for r in roots if is_archive_root(r)]
     if scan_policy is not None:
         untrusted += [r for r in roots if r in scan_policy.untrusted_roots]
     if lockfile is False and not untrusted:
         return None
+    # Imported here: plain folder roots without a lockfile never pay for the scanner's start-up.
+    from skillshelf.trust.gate import TrustGate
+
     return TrustGate.create(lockfile or None, scan_policy, frozenset(untrusted))
 
 

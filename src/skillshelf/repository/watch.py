@@ -14,6 +14,7 @@ from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Final
 
 from skillshelf.errors import SkillshelfError
+from skillshelf.skills.roots import is_archive_root
 
 if TYPE_CHECKING:
     from skillshelf.repository import Changes, Repository
@@ -30,8 +31,6 @@ OnChange = Callable[["Changes"], None]
 
 def watched_paths(repo: Repository) -> list[str]:
     """The folders watched for ``repo``: its folder roots that exist (not archives or URLs)."""
-    from skillshelf.skills.archive import is_archive_root
-
     return sorted({d for root, d in repo.root_directories.items() if not is_archive_root(root)})
 
 

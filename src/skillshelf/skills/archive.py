@@ -1,9 +1,9 @@
 """Archive and URL roots: safe extraction into the cache.
 
 A root may be a ``.zip``, ``.skill`` (a zip), ``.tar``, ``.tar.gz`` or ``.tgz`` file, or an
-``http(s)://`` URL to one (downloaded by :mod:`skillshelf.skills.remote`). Archives are
-extracted into a fresh folder which is then renamed into place, so a crash never leaves a
-half-extracted root.
+``http(s)://`` URL to one (downloaded by :mod:`skillshelf.skills.remote`;
+:mod:`skillshelf.skills.sources` picks which). Archives are extracted into a fresh folder
+which is then renamed into place, so a crash never leaves a half-extracted root.
 
 Extraction refuses, with an :class:`ArchiveError` carrying a stable code, anything that could
 write outside the target or exhaust the disk: absolute paths, ``..``, links that resolve
@@ -31,20 +31,17 @@ from typing import IO, Final
 
 from skillshelf.core.diagnostics import Diagnostic
 from skillshelf.errors import SkillshelfError
+from skillshelf.skills.roots import ARCHIVE_SUFFIXES
 
 __all__ = [
-    "ARCHIVE_SUFFIXES",
     "ArchiveError",
     "ArchiveLimits",
     "Materialized",
     "extract_archive",
-    "is_archive_root",
-    "is_url_root",
     "kind_of_url",
-    "materialize",
+    "materialize_archive",
 ]
 
-ARCHIVE_SUFFIXES: Final = (".zip", ".skill", ".tar", ".tar.gz", ".tgz")
 _ZIP_SUFFIXES: Final = (".zip", ".skill")
 _CHUNK: Final = 1 << 16
 # A staging folder untouched this long belongs to an extraction that crashed.
@@ -95,38 +92,21 @@ class Materialized:
     diagnostics: tuple[Diagnostic, ...] = ()
 
 
-def is_url_root(root: str) -> bool:
-    """True for ``http://`` and ``https://`` roots."""
-    return root.startswith(("http://", "https://"))
+def materialize_archive(root: str, cache_dir: Path, limits: ArchiveLimits) -> Materialized:
+    """Extract an archive file root into a folder under ``cache_dir`` (reused while unchanged).
 
-
-def is_archive_root(root: str) -> bool:
-    """True for roots named like an archive (or a URL)."""
-    return is_url_root(root) or root.lower().endswith(ARCHIVE_SUFFIXES)
-
-
-def materialize(root: str, cache_dir: Path, *, limits: ArchiveLimits | None = None) -> Materialized:
-    """Turn an archive or URL root into an extracted folder under ``cache_dir``.
-
-    Never raises for bad input: every problem becomes a diagnostic on ``root``.
+    Raises:
+        ArchiveError: The file is missing, unreadable or refused.
     """
-    limits = limits or ArchiveLimits()
-    try:
-        if is_url_root(root):
-            from skillshelf.skills.remote import materialize_url
-
-            return materialize_url(root, cache_dir, limits)
-        path = os.path.abspath(os.path.expanduser(root))
-        if not os.path.isfile(path):
-            raise ArchiveError("root.missing", "Archive does not exist or is not a file")
-        st = os.stat(path)
-        key = _key(f"{os.path.realpath(path)}\0{st.st_size}\0{st.st_mtime_ns}")
-        target = cache_dir / "archives" / key
-        if not target.is_dir():
-            extract_archive(path, target, limits=limits, name=root)
-        return Materialized(str(target))
-    except ArchiveError as exc:
-        return Materialized(None, (Diagnostic(exc.code, "error", str(exc), None, root),))
+    path = os.path.abspath(os.path.expanduser(root))
+    if not os.path.isfile(path):
+        raise ArchiveError("root.missing", "Archive does not exist or is not a file")
+    st = os.stat(path)
+    key = _key(f"{os.path.realpath(path)}\0{st.st_size}\0{st.st_mtime_ns}")
+    target = cache_dir / "archives" / key
+    if not target.is_dir():
+        extract_archive(path, target, limits=limits, name=root)
+    return Materialized(str(target))
 
 
 def _key(text: str) -> str:

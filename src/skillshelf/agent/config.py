@@ -1,0 +1,134 @@
+"""An agent's configuration: model, skills, tools, rules, and the system prompt they make.
+
+:class:`AgentConfig` is what a :class:`~skillshelf.agent.conversation.Conversation` reads;
+:class:`~skillshelf.agent.loop.Agent` adds running (conversations, sub-agent tools) on top.
+The system prompt is the caller's instructions, the skills catalog (within a budget, in a stable
+order) and short guidance on the skill tools; its bytes change only when the visible skill set
+does.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Final
+
+from skillshelf.agent.materialize import Placement
+from skillshelf.agent.results import DEFAULT_MAX_STEPS, RetryPolicy
+from skillshelf.agent.trace import Trace
+from skillshelf.core.catalog import CatalogEntry, CatalogFormat, render_catalog
+from skillshelf.core.session import LoadMode
+from skillshelf.errors import UsageError
+from skillshelf.models import Model
+from skillshelf.repository import Repository
+from skillshelf.skills.skill import Skill
+from skillshelf.stores import SessionStore, open_store
+from skillshelf.tools.user_tools import Activation, Tool, check_names
+
+if TYPE_CHECKING:
+    from skillshelf.exec.runner import Executor
+    from skillshelf.exec.workspace import ExecPolicy, WorkspaceManager
+
+__all__ = ["DEFAULT_CATALOG_BUDGET", "GUIDANCE", "AgentConfig"]
+
+DEFAULT_CATALOG_BUDGET: Final = 12_000  # characters: a few hundred skills with trimmed text
+GUIDANCE: Final = (
+    "Skills are folders of instructions for specific tasks. The catalog above lists them by "
+    "name and description. When a skill's description matches the task, call skill_load with "
+    "its name before doing the task, then follow its instructions; read its files with "
+    "skill_read_file when they point to one. If none fits, skill_search may find one; if "
+    "still none fits, answer without skills."
+)
+
+
+class AgentConfig:
+    """An agent's configuration (see :class:`~skillshelf.agent.loop.Agent`, which runs it).
+
+    Args:
+        model: The model (see :mod:`skillshelf.models`).
+        repo: The skills.
+        name: The agent's name (its skill state is kept under it; distinct per sub-agent).
+        instructions: The caller's part of the system prompt.
+        description: What the agent does, when it is another agent's tool.
+        tools: User tools always offered.
+        activations: Tools offered only once a skill is loaded.
+        declared: Skills (or ``(skill, docs)``) loaded for the whole session up front.
+        store: Session store (default: in-memory, private to this agent).
+        load_mode: How long a model's load lasts (``once``, ``turn``, ``session``).
+        max_steps: Model requests per user message before :class:`MaxStepsError`.
+        catalog_format: ``xml`` or ``markdown``.
+        catalog_budget: Characters the catalog may take.
+        placement: Where loaded content goes (``tool_result`` keeps the system prompt stable).
+        enforce_allowed_tools: While the active (last loaded) skill declares
+            ``allowed-tools``, refuse calls to user tools outside them.
+        retry: Retries of failed model requests.
+        trace: Where decision records go.
+        visible: Filter on the skills this agent may see.
+        workspace: Enables ``workspace_exec`` (see
+            :class:`~skillshelf.tools.skill_tools.SkillTools`).
+        executor: Runs ``workspace_exec`` commands (default: ``auto``).
+        exec_policy: What ``workspace_exec`` may run.
+    """
+
+    def __init__(
+        self,
+        model: Model,
+        repo: Repository,
+        *,
+        name: str = "main",
+        instructions: str = "",
+        description: str | None = None,
+        tools: Sequence[Tool] = (),
+        activations: Sequence[Activation] = (),
+        declared: Sequence[str | tuple[str, Sequence[str]]] = (),
+        store: SessionStore | None = None,
+        load_mode: LoadMode = "turn",
+        max_steps: int = DEFAULT_MAX_STEPS,
+        catalog_format: CatalogFormat = "xml",
+        catalog_budget: int | None = DEFAULT_CATALOG_BUDGET,
+        placement: Placement = "tool_result",
+        enforce_allowed_tools: bool = False,
+        retry: RetryPolicy | None = None,
+        trace: Trace | None = None,
+        visible: Callable[[Skill], bool] | None = None,
+        workspace: WorkspaceManager | None = None,
+        executor: Executor | None = None,
+        exec_policy: ExecPolicy | None = None,
+    ) -> None:
+        if max_steps < 1:
+            raise UsageError("max_steps must be at least 1")
+        self.model = model
+        self.repo = repo
+        self.name = name
+        self.instructions = instructions
+        self.description = description
+        self.tools = list(tools)
+        self.activations = list(activations)
+        self.declared = list(declared)
+        self.store = store if store is not None else open_store(None)
+        self.load_mode: LoadMode = load_mode
+        self.max_steps = max_steps
+        self.catalog_format: CatalogFormat = catalog_format
+        self.catalog_budget = catalog_budget
+        self.placement: Placement = placement
+        self.enforce_allowed_tools = enforce_allowed_tools
+        self.retry = retry or RetryPolicy()
+        self.trace = trace
+        self.visible = visible
+        self.workspace = workspace
+        self.executor = executor
+        self.exec_policy = exec_policy
+        self.warnings = check_names(self.tools, self.activations)
+
+    def system_prompt(self) -> str:
+        """The system prompt: instructions, catalog, guidance (stable bytes)."""
+        skills = [s for s in self.repo.skills if s.model_invocable and self._sees(s)]
+        catalog = render_catalog(
+            [CatalogEntry.of(s) for s in skills],
+            format=self.catalog_format,
+            budget_chars=self.catalog_budget,
+        )
+        parts = [self.instructions.strip(), catalog, GUIDANCE] if skills else [self.instructions]
+        return "\n\n".join(p for p in parts if p.strip())
+
+    def _sees(self, skill: Skill) -> bool:
+        return self.visible is None or self.visible(skill)
