@@ -12,8 +12,8 @@ import pytest
 
 from skillshelf.agent import trace as trace_module
 from skillshelf.agent.trace import Trace, digest, span
+from skillshelf.core.allowed_tools import call_allowed, pattern_tool
 from skillshelf.core.slash import SlashCommand, SlashCommandError, expand, parse_commands
-from skillshelf.tools.user_tools import call_allowed, pattern_tool
 
 NAMES = {"alpha", "beta-two"}
 

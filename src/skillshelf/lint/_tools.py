@@ -22,6 +22,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Final
 
+from skillshelf.core.allowed_tools import call_allowed, pattern_tool
 from skillshelf.lint._markdown import SHELL_LANGUAGES, Fence, Scanned, scan, sentences
 from skillshelf.lint._model import LintFinding, LintSubject, finding
 
@@ -165,8 +166,6 @@ def check_tools(subject: LintSubject) -> list[LintFinding]:
     """Instructions in the body that the declared ``allowed-tools`` does not cover."""
     if subject.allowed_tools is None or subject.body is None:
         return []
-    from skillshelf.tools.user_tools import call_allowed, pattern_tool
-
     allowed = subject.allowed_tools
     granted = {pattern_tool(p) for p in allowed}
     scanned = scan(subject.body, first_line=subject.body_line)

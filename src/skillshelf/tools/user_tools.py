@@ -1,24 +1,22 @@
-"""The agent's own tools: user tools, activations on skill load, and ``allowed-tools`` rules.
+"""The agent's own tools: user tools and activations on skill load.
 
-Pure decisions over values: which tools the model sees given what is loaded, and whether a
-call is inside a skill's ``allowed-tools`` (grammar: ``Bash(git:*)`` prefix, ``Read(*.md)``
-glob, ``Read`` any call).
+Pure decisions over values: which tools the model sees given what is loaded. Whether a call is
+inside a skill's ``allowed-tools`` is :mod:`skillshelf.core.allowed_tools`.
 """
 
 from __future__ import annotations
 
-import fnmatch
 import functools
 import inspect
 import logging
-import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Final, Literal
+from typing import Any, Literal
 
 import anyio
 from pydantic import ValidationError, create_model
 
+from skillshelf.core.allowed_tools import call_allowed, pattern_tool
 from skillshelf.errors import UsageError
 from skillshelf.tools.spec import SKILL_TOOLS, ToolDef
 
@@ -35,10 +33,6 @@ logger = logging.getLogger("skillshelf.agent.loop")
 
 ActivationMode = Literal["include", "only"]
 ActivationLifetime = Literal["invocation", "session"]
-_PATTERN: Final = re.compile(r"\s*([^()\s]+)\s*(?:\((.*)\))?\s*", re.DOTALL)
-# A prefix rule like Bash(git diff:*) must not let "git diff; rm -rf ~" through.
-_SHELL_CONTROL: Final = re.compile(r"[;&|`\n<>]|\$\(")
-_PRIMARY_KEYS: Final = ("command", "cmd", "path", "file_path", "url", "pattern", "query")
 
 
 @dataclass(frozen=True, eq=False)
@@ -134,12 +128,6 @@ class Activation:
     lifetime: ActivationLifetime = "invocation"
 
 
-def pattern_tool(pattern: str) -> str:
-    """The tool name of an ``allowed-tools`` entry (``Bash(git:*)`` → ``Bash``)."""
-    match = _PATTERN.fullmatch(pattern)
-    return match.group(1) if match else pattern.strip()
-
-
 def activated_tools(activation: Activation, skill: str, allowed_tools: Sequence[str]) -> list[Tool]:
     """The tools ``activation`` brings in when ``skill`` (with its allowed-tools) is loaded."""
     if activation.skill is not None:
@@ -190,35 +178,3 @@ def check_names(tools: Sequence[Tool], activations: Sequence[Activation]) -> lis
                 logger.warning(message)
                 warnings.append(message)
     return warnings
-
-
-def call_allowed(allowed: Sequence[str], tool: str, arguments: Mapping[str, Any]) -> bool:
-    """Whether a call to ``tool`` with ``arguments`` matches one ``allowed-tools`` entry."""
-    return any(_matches(p, tool, arguments) for p in allowed)
-
-
-def _matches(pattern: str, tool: str, arguments: Mapping[str, Any]) -> bool:
-    match = _PATTERN.fullmatch(pattern)
-    if match is None or match.group(1) != tool:
-        return False
-    spec = (match.group(2) or "").strip()
-    if spec in ("", "*"):
-        return True
-    value = _primary(arguments)
-    if value is None:
-        return False
-    if spec.endswith(":*"):
-        prefix = spec[:-2].strip()
-        if _SHELL_CONTROL.search(value):
-            return False
-        value = " ".join(value.split())
-        return value == prefix or value.startswith(prefix + " ")
-    return fnmatch.fnmatchcase(value, spec)
-
-
-def _primary(arguments: Mapping[str, Any]) -> str | None:
-    for key in _PRIMARY_KEYS:
-        if isinstance(arguments.get(key), str):
-            return str(arguments[key])
-    strings = [v for v in arguments.values() if isinstance(v, str)]
-    return strings[0] if strings else None
