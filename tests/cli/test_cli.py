@@ -19,22 +19,17 @@ from typing import Any
 import pytest
 from click.testing import CliRunner, Result
 
+from corpus_paths import ANTHROPIC, OBRA, OPENAI
 from skillshelf import __version__
 from skillshelf.cli import main
 from skillshelf.testing import make_skill
 
 REPO = Path(__file__).resolve().parents[2]
 EXAMPLES = REPO / "examples" / "skills"
-CORPUS = REPO.parent / "shared" / "corpus"
-ANTHROPIC = CORPUS / "anthropic-skills" / "skills"
-OBRA = CORPUS / "obra-superpowers" / "skills"
-OPENAI = CORPUS / "openai-skills" / "skills"
 EXAMPLE_NAMES = ["api-error-triage", "commit-message", "csv-insights", "release-notes"]
 OMITTED_LINE = "more skills are not listed here; call skill_search to find them."
 # Generous: a cold start of the interpreter plus a scan of a handful of skills.
 SUBPROCESS_TIMEOUT_S = 60
-
-needs_corpus = pytest.mark.skipif(not CORPUS.is_dir(), reason="shared corpus not present")
 
 
 @pytest.fixture(autouse=True)
@@ -753,7 +748,6 @@ def corpus_list(runner: CliRunner, *extra: str) -> list[dict[str, Any]]:
     return rows
 
 
-@needs_corpus
 def test_corpus_lists_35_usable_skills_and_one_shadowed(runner: CliRunner) -> None:
     usable = corpus_list(runner, "--include-hidden")
     everything = corpus_list(runner, "--include-hidden", "--all")
@@ -767,7 +761,6 @@ def test_corpus_lists_35_usable_skills_and_one_shadowed(runner: CliRunner) -> No
     assert ".system" in shadowed["path"]
 
 
-@needs_corpus
 def test_corpus_openai_skills_need_include_hidden(runner: CliRunner) -> None:
     without = parse(invoke(runner, "list", "--root", OPENAI, "--json"))
     with_hidden = parse(invoke(runner, "list", "--root", OPENAI, "--json", "--include-hidden"))
@@ -776,7 +769,6 @@ def test_corpus_openai_skills_need_include_hidden(runner: CliRunner) -> None:
     assert len(with_hidden) == 10
 
 
-@needs_corpus
 def test_corpus_claude_api_fails_strict_for_long_description(runner: CliRunner) -> None:
     result = invoke(runner, "validate", "--strict", "--json", ANTHROPIC / "claude-api")
 
@@ -787,7 +779,6 @@ def test_corpus_claude_api_fails_strict_for_long_description(runner: CliRunner) 
     assert "1068" in diag["message"]
 
 
-@needs_corpus
 def test_corpus_claude_api_passes_lenient_with_warning(runner: CliRunner) -> None:
     result = invoke(runner, "validate", ANTHROPIC / "claude-api")
 
@@ -796,7 +787,6 @@ def test_corpus_claude_api_passes_lenient_with_warning(runner: CliRunner) -> Non
     assert "warning: [description.too_long]" in result.stderr
 
 
-@needs_corpus
 def test_corpus_writing_skills_uses_only_the_first_frontmatter_block(
     runner: CliRunner,
 ) -> None:

@@ -1,6 +1,6 @@
 """Strict mode and the skills-ref drop-in judge every SKILL.md exactly as skills-ref 0.1.1 does.
 
-Differential tests against the real skills-ref (a dev dependency): on the shared corpus, on a
+Differential tests against the real skills-ref (a dev dependency): on tests/corpus, on a
 table of inputs that once disagreed, and on SKILL.md files hypothesis assembles from tricky
 fragments. Strict mode must make the same accept/reject decision; the drop-in must return the
 same messages, except that after "Invalid YAML in frontmatter: " skills-ref quotes strictyaml's
@@ -17,6 +17,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from corpus_paths import CORPUS
 from skillshelf.compat import skills_ref as compat
 from skillshelf.skills.skill import parse_skill_md
 
@@ -24,7 +25,6 @@ skills_ref: Any = pytest.importorskip("skills_ref", reason="skills-ref is a dev 
 pytest.importorskip("strictyaml", reason="strictyaml (skills-ref's YAML parser) is not installed")
 
 _REPO: Final = Path(__file__).resolve().parents[2]
-_CORPUS: Final = _REPO.parent / "shared" / "corpus"
 _YAML_ERROR: Final = "Invalid YAML in frontmatter:"
 _SPEC_KEYS: Final = (
     "['allowed-tools', 'compatibility', 'description', 'license', 'metadata', 'name']"
@@ -72,15 +72,13 @@ def _write_skill(root: str, dir_name: str, raw: bytes) -> Path:
     return skill_dir
 
 
-# --- the shared corpus ---------------------------------------------------------------------------
+# --- the corpus (tests/corpus) ----------------------------------------------------------------
 
 
 def _corpus_skill_dirs() -> list[Any]:
-    if not _CORPUS.is_dir():
-        return [pytest.param(None, marks=pytest.mark.skip(reason=f"no corpus at {_CORPUS}"))]
     # rglob also walks hidden folders: openai-skills keeps its skills under `.curated/` etc.
-    dirs = {p.parent for p in _CORPUS.rglob("*") if p.name.lower() == "skill.md" and p.is_file()}
-    return [pytest.param(d, id=str(d.relative_to(_CORPUS))) for d in sorted(dirs)]
+    dirs = {p.parent for p in CORPUS.rglob("*") if p.name.lower() == "skill.md" and p.is_file()}
+    return [pytest.param(d, id=str(d.relative_to(CORPUS))) for d in sorted(dirs)]
 
 
 @pytest.mark.parametrize("skill_dir", _corpus_skill_dirs())

@@ -1,4 +1,4 @@
-"""Lint on the real skills in ../shared/corpus: no crash, and findings equal to a snapshot.
+"""Lint on the real skills in tests/corpus: no crash, and findings equal to a snapshot.
 
 Each collection is linted as its own root (with hidden folders, where the openai skills live),
 so no skill is hidden by another of the same name. The findings — code, skill, path relative
@@ -14,17 +14,12 @@ import json
 import os
 from pathlib import Path
 
-import pytest
-
+from corpus_paths import COLLECTIONS, CORPUS
 from skillshelf.lint import LintFinding, lint_repository
 from skillshelf.repository import Repository
 
-CORPUS = Path(__file__).resolve().parents[2].parent / "shared" / "corpus"
-COLLECTIONS = ["anthropic-skills", "obra-superpowers", "openai-skills"]
 SNAPSHOT = Path(__file__).with_name("corpus_findings.json")
 UPDATE_ENV = "SKILLSHELF_UPDATE_LINT_SNAPSHOT"
-
-pytestmark = pytest.mark.skipif(not CORPUS.is_dir(), reason=f"corpus not found at {CORPUS}")
 
 
 def _row(finding: LintFinding) -> dict[str, object]:

@@ -9,18 +9,15 @@ from typing import Any
 
 import pytest
 
+from corpus_paths import ANTHROPIC
 from skillshelf.errors import UsageError
 from skillshelf.reports import tokens
 from skillshelf.reports.tokens import BACKEND_ENV, EncodingName, get_counter
 
-CORPUS = Path(__file__).resolve().parents[2].parent / "shared" / "corpus"
-ANTHROPIC = CORPUS / "anthropic-skills" / "skills"
 ENCODINGS: list[EncodingName] = ["o200k_base", "cl100k_base"]
 EXACT_BACKENDS = ["tiktoken", "bpe_openai"]
 CL100K_URL = "https://openaipublic.blob.core.windows.net/encodings/cl100k_base.tiktoken"
 CL100K_SHA256 = "223921b76ee99bde995b7ff738513eef100fb51d18c93597a113bcffe865b2a7"
-
-needs_corpus = pytest.mark.skipif(not CORPUS.is_dir(), reason="shared corpus not present")
 
 
 @pytest.fixture
@@ -72,7 +69,6 @@ def test_special_token_text_counts_as_ordinary_text(backend: Any) -> None:
     assert counter.count("<|endoftext|> hi") == 8
 
 
-@needs_corpus
 @pytest.mark.parametrize("encoding", ENCODINGS)
 def test_both_exact_backends_agree_on_corpus_markdown(encoding: EncodingName) -> None:
     first = get_counter(encoding, backend="tiktoken")
@@ -85,7 +81,6 @@ def test_both_exact_backends_agree_on_corpus_markdown(encoding: EncodingName) ->
         assert first.count(text) == second.count(text), path
 
 
-@needs_corpus
 def test_bpe_openai_counts_texts_longer_than_its_limit_in_safe_pieces() -> None:
     text = "\n".join(p.read_text(encoding="utf-8") for p in sorted(ANTHROPIC.rglob("*.md")))
     assert len(text) > 5 * tokens._CHUNK_CHARS
@@ -191,7 +186,6 @@ def test_without_either_package_the_estimate_says_why(
     assert "bpe_openai: not installed" in counter.note
 
 
-@needs_corpus
 @pytest.mark.parametrize("encoding", ENCODINGS)
 def test_the_estimate_lands_near_the_exact_count_on_corpus_skills(encoding: EncodingName) -> None:
     exact = get_counter(encoding, backend="tiktoken")

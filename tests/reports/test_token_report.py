@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from corpus_paths import ANTHROPIC
 from skillshelf.core.catalog import CatalogEntry, render_catalog
 from skillshelf.reports.tokenreport import (
     SkillTexts,
@@ -20,11 +21,7 @@ from skillshelf.repository import Repository
 from skillshelf.testing import make_skill
 from skillshelf.tools.skill_tools import SkillTools
 
-CORPUS = Path(__file__).resolve().parents[2].parent / "shared" / "corpus"
-ANTHROPIC = CORPUS / "anthropic-skills" / "skills"
 PNG = b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR" + bytes(64)
-
-needs_corpus = pytest.mark.skipif(not CORPUS.is_dir(), reason="shared corpus not present")
 
 
 def words() -> TokenCounter:
@@ -183,7 +180,6 @@ def test_gather_reads_documents_whole(tmp_path: Path) -> None:
     assert texts.docs == (("references/big.md", long_doc),)
 
 
-@needs_corpus
 @pytest.mark.parametrize("encoding", ["o200k_base", "cl100k_base"])
 def test_the_anthropic_corpus_costs_far_more_injected_than_up_front(encoding: str) -> None:
     repo = Repository([ANTHROPIC], cache_dir=False)

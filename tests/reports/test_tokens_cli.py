@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 from click.testing import CliRunner, Result
 
+from corpus_paths import ANTHROPIC
 from skillshelf.cli import main
 from skillshelf.reports.tokenreport import report_for_repository
 from skillshelf.reports.tokens import BACKEND_ENV, get_counter
@@ -20,13 +21,9 @@ from skillshelf.testing import make_skill
 
 REPO = Path(__file__).resolve().parents[2]
 EXAMPLES = REPO / "examples" / "skills"
-CORPUS = REPO.parent / "shared" / "corpus"
-ANTHROPIC = CORPUS / "anthropic-skills" / "skills"
 # Generous: a cold interpreter, a scan, two encoders and two runs of the agent loop.
 SUBPROCESS_TIMEOUT_S = 120
 ENTRY_POINT = "from skillshelf.cli import main; main()"  # what the console script runs
-
-needs_corpus = pytest.mark.skipif(not CORPUS.is_dir(), reason="shared corpus not present")
 
 
 @pytest.fixture(autouse=True)
@@ -192,7 +189,6 @@ def test_help_explains_every_option() -> None:
     assert "unchanged prefix" in result.stdout
 
 
-@needs_corpus
 def test_the_anthropic_corpus_ratio_in_both_encodings() -> None:
     for encoding in ("o200k_base", "cl100k_base"):
         data = json.loads(invoke("--root", ANTHROPIC, "--json", "--encoding", encoding).stdout)

@@ -1,22 +1,16 @@
-"""Real skills from public repositories (../shared/corpus) load and validate as skills-ref does."""
+"""Real skills from public repositories (tests/corpus) load and validate as skills-ref does."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-import pytest
-
+from corpus_paths import ANTHROPIC, COLLECTION_ROOTS, OBRA, OPENAI
 from skillshelf.repository import Repository
 from skillshelf.skills.validate import validate_path
 
-CORPUS = Path(__file__).resolve().parents[2].parent / "shared" / "corpus"
-COLLECTIONS = ["anthropic-skills", "obra-superpowers", "openai-skills"]
-
-pytestmark = pytest.mark.skipif(not CORPUS.is_dir(), reason=f"corpus not found at {CORPUS}")
-
 
 def _roots() -> list[Path]:
-    return [CORPUS / c / "skills" for c in COLLECTIONS]
+    return list(COLLECTION_ROOTS)
 
 
 def test_every_corpus_skill_loads_in_lenient_mode() -> None:
@@ -27,20 +21,20 @@ def test_every_corpus_skill_loads_in_lenient_mode() -> None:
 
 
 def test_openai_skills_need_include_hidden() -> None:
-    root = CORPUS / "openai-skills" / "skills"
+    root = OPENAI
     assert len(Repository([root], cache_dir=False)) == 0
     assert len(Repository([root], include_hidden=True, cache_dir=False)) == 10
 
 
 def test_example_frontmatter_in_a_body_is_not_the_frontmatter() -> None:
-    repo = Repository([CORPUS / "obra-superpowers" / "skills"], cache_dir=False)
+    repo = Repository([OBRA], cache_dir=False)
     skill = repo.get("writing-skills")
     assert skill.description.startswith("Use when creating new skills")
     assert "name:" in skill.body()
 
 
 def test_claude_api_long_description_is_error_in_strict_and_warning_in_lenient() -> None:
-    path = CORPUS / "anthropic-skills" / "skills" / "claude-api"
+    path = ANTHROPIC / "claude-api"
     [strict] = validate_path(path, mode="strict")
     [lenient] = validate_path(path)
     assert not strict.valid

@@ -7,14 +7,13 @@ from pathlib import Path
 
 import pytest
 
+from corpus_paths import CORPUS
 from skillshelf.repository import Repository
 from skillshelf.testing import make_skill
 from skillshelf.trust.scanner import ScanPolicy, scan_bytes, scan_skill, scan_text
 from trust_helpers import make_zip, skill_md
 
-CORPUS = Path(__file__).resolve().parents[2].parent / "shared" / "corpus"
-
-# Every `warn` finding on the shared corpus, as (skill folder, code, file). A new finding here
+# Every `warn` finding on the corpus, as (skill folder, code, file). A new finding here
 # means a scanner change: review it, then update the snapshot.
 CORPUS_WARN_SNAPSHOT = {
     ("obra-superpowers/skills/brainstorming", "scan.env_secret", "scripts/server.cjs"),
@@ -194,7 +193,6 @@ def test_fixing_a_quarantined_skill_releases_it_on_refresh(tmp_path: Path) -> No
     assert repo.refresh().added == ("bad",)
 
 
-@pytest.mark.skipif(not CORPUS.is_dir(), reason="shared corpus not present")
 def test_corpus_has_no_block_findings_and_known_warnings() -> None:
     warns = set()
     scanned = 0
