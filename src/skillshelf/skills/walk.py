@@ -167,11 +167,11 @@ def walk_skill(directory: str | os.PathLike[str]) -> SkillWalk:
             continue
         for child in children:
             entry = _describe(child, prefix + child.name, root)
-            found.append(entry)
             total += entry.size if entry.kind == "file" else 0
-            capped = _over_caps(len(found), total)
+            capped = _over_caps(len(found) + 1, total)
             if capped is not None:
-                break
+                break  # the entry over a cap is not kept: a capped walk holds MAX_ENTRIES
+            found.append(entry)
             if entry.kind == "dir":
                 if depth + 1 >= MAX_DEPTH:
                     capped = f"folders nested deeper than {MAX_DEPTH} levels"
