@@ -167,18 +167,20 @@ class Workspace:
         if walk.capped is not None:
             raise StagingRefused(f"Skill {skill.name!r} is not staged: it has {walk.capped}")
         digest = digest_walk(walk).digest
-        _check_pin(skill.name, digest, pinned)
         record = self.state_dir / skill.name
-        if target.is_dir() and record.is_file() and record.read_text() == digest:
-            return target
-        if target.exists():
-            shutil.rmtree(target)
-        copied = _copy_walk(walk, target)
         try:
+            _check_pin(skill.name, digest, pinned)
+            if target.is_dir() and record.is_file() and record.read_text() == digest:
+                return target
+            if target.exists():
+                shutil.rmtree(target)
+            copied = _copy_walk(walk, target)
             # What was copied is what counts: a file changed after the check above is caught.
             _check_pin(skill.name, copied, pinned)
         except StagingRefused:
-            shutil.rmtree(target)
+            # Nothing of a refused skill stays staged, not even an earlier approved copy.
+            shutil.rmtree(target, ignore_errors=True)
+            record.unlink(missing_ok=True)
             raise
         for name in _LINKED:
             link = target / name
