@@ -261,7 +261,7 @@ def directory_children(skill: Skill, relative: str) -> list[Child]:
         what = "does not exist" if not path.exists() else "is not a directory resource"
         raise UriError(f"{file_uri(skill.name, relative)} {what}")
     walk = walk_skill(skill.directory)
-    real = os.path.relpath(path, walk.root).replace(os.sep, "/")
+    real = os.path.relpath(path, os.path.realpath(walk.root)).replace(os.sep, "/")
     parent = "" if real == "." else real + "/"
     sizes = {e.path: e.size for e in walk.entries if e.kind == "file"}
     prefix = relative + "/" if relative else ""

@@ -294,11 +294,11 @@ def file_tree(skill_dir: Path, *, max_depth: int = 4, max_entries: int = 200) ->
         raise UsageError(
             f"need max_depth >= 1 and max_entries >= 0, got {max_depth}, {max_entries}"
         )
-    if not skill_dir.resolve().is_dir():
+    walk = walk_skill(skill_dir)
+    if not walk.entries and not os.path.isdir(walk.root):
         raise FileAccessError(
             f"The skill directory {str(skill_dir)!r} does not exist.", reason="missing"
         )
-    walk = walk_skill(skill_dir)
     # Breadth first, so that when the entry cap bites it keeps the shallow, telling entries.
     listed = sorted(_listed(walk), key=lambda e: (e.depth, _tree_order(e)))
     kept = [e for e in listed if e.depth < max_depth][:max_entries]

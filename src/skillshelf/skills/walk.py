@@ -120,8 +120,10 @@ class SkillWalk:
     """Every entry of a skill folder, sorted by path, or as many as the caps allow.
 
     Attributes:
-        root: The skill folder with symbolic links resolved.
-        entries: The entries, in UTF-8 byte order of their paths.
+        root: The skill folder as given, made absolute (in-skill link targets are relative
+            to it).
+        entries: The entries, in UTF-8 byte order of their paths (folders carry no size or
+            time: what changes in them shows in their files).
         capped: Why the walk stopped early, or None when it saw everything.
     """
 
@@ -152,7 +154,8 @@ def walk_skill(directory: str | os.PathLike[str]) -> SkillWalk:
     A folder that cannot be listed is an ``unreadable`` entry (the skill folder itself: an
     empty walk whose ``capped`` says so).
     """
-    root = os.path.realpath(directory)
+    root = os.path.abspath(directory)
+    real = _RealRoot(root)
     found: list[Entry] = []
     total = 0
     capped: str | None = None
@@ -166,7 +169,7 @@ def walk_skill(directory: str | os.PathLike[str]) -> SkillWalk:
             found.append(Entry(prefix.rstrip("/"), "unreadable", 0, 0))
             continue
         for child in children:
-            entry = _describe(child, prefix + child.name, root)
+            entry = _describe(child, prefix + child.name, real)
             total += entry.size if entry.kind == "file" else 0
             capped = _over_caps(len(found) + 1, total)
             if capped is not None:
@@ -177,14 +180,30 @@ def walk_skill(directory: str | os.PathLike[str]) -> SkillWalk:
                     capped = f"folders nested deeper than {MAX_DEPTH} levels"
                     break
                 queue.append((child.path, entry.path + "/", depth + 1))
-    found.sort(key=lambda e: _sort_key(e.path))
+    # Code point order is UTF-8 byte order, so this is the digest's order too.
+    found.sort(key=lambda e: e.path)
     return SkillWalk(root, tuple(_dedupe(found)), capped)
+
+
+class _RealRoot:
+    """The skill folder with links resolved, worked out only when a link needs it."""
+
+    def __init__(self, root: str) -> None:
+        self._root = root
+        self._real: str | None = None
+
+    def get(self) -> str:
+        if self._real is None:
+            self._real = os.path.realpath(self._root)
+        return self._real
 
 
 def _dedupe(found: list[Entry]) -> list[Entry]:
     # An unlistable folder appears as its ``dir`` entry and its ``unreadable`` one: keep the
     # latter, so the digest records that its content could not be seen.
     unreadable = {e.path for e in found if e.kind == "unreadable"}
+    if not unreadable:
+        return found
     return [e for e in found if not (e.kind == "dir" and e.path in unreadable)]
 
 
@@ -203,18 +222,23 @@ def _sort_key(path: str) -> bytes:
 def _list(folder: str) -> list[os.DirEntry[str]] | None:
     try:
         with os.scandir(folder) as scan:
-            return sorted(scan, key=lambda child: _sort_key(child.name))
+            return sorted(scan, key=_name)
     except OSError:
         return None
 
 
-def _describe(child: os.DirEntry[str], relative: str, root: str) -> Entry:
+def _name(child: os.DirEntry[str]) -> str:
+    return child.name
+
+
+def _describe(child: os.DirEntry[str], relative: str, root: _RealRoot) -> Entry:
     try:
+        if child.is_dir(follow_symlinks=False):  # from the directory listing: no system call
+            return Entry(relative, "dir", 0, 0)
         info = child.stat(follow_symlinks=False)
     except OSError:  # vanished between listing and stat
         return Entry(relative, "unreadable", 0, 0)
-    mode = info.st_mode
-    kind = _kind(mode)
+    kind = _kind(info.st_mode)
     if kind != "symlink":
         size = info.st_size if kind == "file" else 0
         return Entry(relative, kind, size, info.st_mtime_ns)
@@ -222,7 +246,7 @@ def _describe(child: os.DirEntry[str], relative: str, root: str) -> Entry:
         text = os.readlink(child.path)
     except OSError:
         return Entry(relative, "unreadable", 0, 0)
-    target, target_kind = _resolve_inside(child.path, root)
+    target, target_kind = _resolve_inside(child.path, root.get())
     return Entry(relative, "symlink", info.st_size, info.st_mtime_ns, text, target, target_kind)
 
 
@@ -241,7 +265,7 @@ def _kind(mode: int) -> EntryKind:
 
 
 def _resolve_inside(path: str, root: str) -> tuple[str | None, Literal["file", "dir"] | None]:
-    """Where a link leads, when that is a file or folder inside ``root``."""
+    """Where a link leads, when that is a file or folder inside ``root`` (links resolved)."""
     real = os.path.realpath(path)
     if real != root and not real.startswith(root.rstrip(os.sep) + os.sep):
         return None, None
