@@ -87,7 +87,9 @@ def test_listing_has_skill_md_first_and_digests_match_bytes(tmp_path: Path) -> N
     repo = _skill(tmp_path, files={"b.txt": "bee", "a/z.md": "zed", "__pycache__/x.pyc": "x"})
     skill = repo.get("demo")
     listed = skill_files(skill, DigestCache()).files
-    assert [f.relative for f in listed] == ["SKILL.md", "a/z.md", "b.txt"]
+    # __pycache__ is served (and locked and scanned) like any file: it used to be hidden here
+    # while staging copied it.
+    assert [f.relative for f in listed] == ["SKILL.md", "__pycache__/x.pyc", "a/z.md", "b.txt"]
     for entry in listed:
         data = read_bytes(skill, entry.relative)
         assert entry.size == len(data)

@@ -38,7 +38,7 @@ def _disk_files(skill_dir: Path) -> dict[str, bytes]:
     return {
         p.relative_to(skill_dir).as_posix(): p.read_bytes()
         for p in sorted(skill_dir.rglob("*"))
-        if p.is_file() and "__pycache__" not in p.parts
+        if p.is_file()  # __pycache__ too: what is served is what is locked
     }
 
 

@@ -46,12 +46,15 @@ def test_digest_keeps_line_endings_as_bytes(tmp_path: Path) -> None:
     assert digest_skill(unix).digest != digest_skill(dos).digest
 
 
-def test_digest_skips_pycache(tmp_path: Path) -> None:
+def test_digest_covers_pycache(tmp_path: Path) -> None:
+    # It used to skip __pycache__: a planted .pyc then ran under the lock without being drift.
     skill = make_skill(tmp_path, "s")
     before = digest_skill(skill)
     (skill / "__pycache__").mkdir()
     (skill / "__pycache__" / "m.pyc").write_bytes(b"\0")
-    assert digest_skill(skill) == before
+    after = digest_skill(skill)
+    assert after.digest != before.digest
+    assert "__pycache__/m.pyc" in after.files
 
 
 def test_lockfile_round_trips(tmp_path: Path) -> None:

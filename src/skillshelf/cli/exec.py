@@ -91,6 +91,7 @@ def exec_(
             timeout_s=timeout_s,
             collect=collect,
             network=allow_network,
+            pinned=repo.pinned_digest(skill.name),
         )
     except (UsageError, SkillshelfError, OSError) as exc:
         manager.close(session)

@@ -7,14 +7,17 @@ A workspace is one directory per session::
     runs/<run-id>/   one per command
 
 The original skill folder is never written: the copy is made on first use and made again when
-the source's content digest changes. :func:`execute` runs a command there through an executor
-from :mod:`skillshelf.exec.runner` and collects output files by glob.
+the source's content digest changes. The copy is exactly the file set of the one walker
+(:mod:`skillshelf.skills.walk`) — the set the lockfile digests and the scanner reads — copied in
+bounded chunks and hashed as it is copied; links inside the skill become relative links in the
+copy, links leading out, FIFOs and devices are not staged. With a pinned (locked) digest,
+content that differs is refused rather than staged. :func:`execute` runs a command there
+through an executor from :mod:`skillshelf.exec.runner` and collects output files by glob.
 """
 
 from __future__ import annotations
 
 import hashlib
-import mimetypes
 import os
 import re
 import shutil
@@ -25,15 +28,18 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final, Literal
 
+from skillshelf.core.mime import OCTET_STREAM, guess_mime
 from skillshelf.errors import FileAccessError, SkillshelfError, UsageError
 from skillshelf.exec.runner import DEFAULT_OUTPUT_CAP, Executor, Limits, RunSpec
 from skillshelf.skills.paths import safe_join
 from skillshelf.skills.skill import Skill
+from skillshelf.skills.walk import SkillWalk, combine, digest_walk, entry_digest, walk_skill
 
 __all__ = [
     "CollectedFile",
     "ExecPolicy",
     "ExecResult",
+    "StagingRefused",
     "Workspace",
     "WorkspaceManager",
     "execute",
@@ -45,6 +51,10 @@ MAX_COLLECT_FILES: Final = 50
 MAX_COLLECT_BYTES: Final = 20 << 20
 _LINKED: Final = ("out", "work", "inputs")
 _UNSAFE: Final = re.compile(r"[^A-Za-z0-9_.-]+")
+
+
+class StagingRefused(SkillshelfError):
+    """A skill was not staged: it differs from its pinned digest or is too big to walk whole."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -139,22 +149,44 @@ class Workspace:
         ):
             _real_dir(directory)
 
-    def stage(self, skill: Skill) -> Path:
-        """The writable copy of ``skill``, made again when the source's content changed."""
+    def stage(self, skill: Skill, *, pinned: str | None = None) -> Path:
+        """The writable copy of ``skill``, made again when the source's content changed.
+
+        Args:
+            skill: The skill to stage.
+            pinned: The approved content digest (from the lockfile): content that differs,
+                before or while copying, is refused and nothing of it is left staged.
+
+        Raises:
+            StagingRefused: The content differs from ``pinned``, or the skill is over the
+                walker's caps.
+        """
         _real_dir(self.skills_dir)
         target = safe_join(self.skills_dir, skill.name)
-        digest = skill_digest(skill.path)
+        walk = walk_skill(skill.path)
+        if walk.capped is not None:
+            raise StagingRefused(f"Skill {skill.name!r} is not staged: it has {walk.capped}")
+        digest = digest_walk(walk).digest
         record = self.state_dir / skill.name
-        if target.is_dir() and record.is_file() and record.read_text() == digest:
-            return target
-        if target.exists():
-            shutil.rmtree(target)
-        _copy_skill(skill.path, target)
+        try:
+            _check_pin(skill.name, digest, pinned)
+            if target.is_dir() and record.is_file() and record.read_text() == digest:
+                return target
+            if target.exists():
+                shutil.rmtree(target)
+            copied = _copy_walk(walk, target)
+            # What was copied is what counts: a file changed after the check above is caught.
+            _check_pin(skill.name, copied, pinned)
+        except StagingRefused:
+            # Nothing of a refused skill stays staged, not even an earlier approved copy.
+            shutil.rmtree(target, ignore_errors=True)
+            record.unlink(missing_ok=True)
+            raise
         for name in _LINKED:
             link = target / name
             if not link.exists() and not link.is_symlink():
                 link.symlink_to(Path("..", "..", name))
-        record.write_text(digest)
+        record.write_text(copied)
         return target
 
     def add_input(self, source: Path, name: str | None = None) -> Path:
@@ -255,10 +287,10 @@ class Workspace:
                 digest.update(chunk)
                 if len(head) <= INLINE_TEXT_BYTES:
                     head += chunk[: INLINE_TEXT_BYTES + 1 - len(head)]
-        mime = mimetypes.guess_type(path.name)[0] or "application/octet-stream"
+        mime = guess_mime(path.name, head)
         text = _inline_text(head) if size <= INLINE_TEXT_BYTES else None
-        if text is not None and mime == "application/octet-stream":
-            mime = "text/plain"
+        if text is not None and mime == OCTET_STREAM:
+            mime = "text/plain"  # a NUL-free head that still decodes as UTF-8 past the sniff
         return CollectedFile(relative, size, mime, digest.hexdigest(), text)
 
 
@@ -325,31 +357,37 @@ def _size(path: Path) -> int:
         return 0
 
 
-def skill_digest(directory: Path) -> str:
-    """sha256 over the relative paths and contents of a skill's regular files."""
-    digest = hashlib.sha256()
-    for path in sorted(_skill_files(directory)):
-        digest.update(path.relative_to(directory).as_posix().encode() + b"\0")
-        digest.update(path.read_bytes())
-        digest.update(b"\0")
-    return digest.hexdigest()
+def _check_pin(name: str, digest: str, pinned: str | None) -> None:
+    if pinned is not None and digest != pinned:
+        raise StagingRefused(
+            f"Skill {name!r} is not staged: its content changed since it was approved "
+            "(see `skillshelf verify`)"
+        )
 
 
-def _skill_files(directory: Path) -> list[Path]:
-    # Symbolic links are not staged: one could point at the caller's secrets.
-    found: list[Path] = []
-    for dirpath, dirnames, filenames in os.walk(directory):
-        dirnames[:] = [d for d in dirnames if not Path(dirpath, d).is_symlink()]
-        found += [Path(dirpath, f) for f in filenames if not Path(dirpath, f).is_symlink()]
-    return found
-
-
-def _copy_skill(source: Path, target: Path) -> None:
+def _copy_walk(walk: SkillWalk, target: Path) -> str:
+    """Copy the walked entries under ``target``; the digest of what was actually copied."""
     target.mkdir(parents=True)
-    for path in _skill_files(source):
-        destination = target / path.relative_to(source)
-        destination.parent.mkdir(parents=True, exist_ok=True)
-        shutil.copy2(path, destination)
+    files: dict[str, str] = {}
+    for entry in walk.entries:
+        destination = target.joinpath(*entry.path.split("/"))
+        if entry.kind == "dir":
+            destination.mkdir(exist_ok=True)
+        elif entry.kind == "file":
+            mode = os.lstat(walk.full_path(entry.path)).st_mode & 0o777
+            fd = os.open(destination, os.O_WRONLY | os.O_CREAT | os.O_EXCL, mode | 0o600)
+            with os.fdopen(fd, "wb") as out:
+                value = entry_digest(walk, entry, sink=out.write)
+            files[entry.path] = value or ""
+        elif entry.kind == "symlink":
+            files[entry.path] = entry_digest(walk, entry) or ""
+            if entry.target is not None:
+                # Relative, so the copy points at the staged target, never the original.
+                parent = os.path.dirname(entry.path) or "."
+                destination.symlink_to(os.path.relpath(entry.target or ".", parent))
+        else:
+            files[entry.path] = entry_digest(walk, entry) or ""  # counted, never staged
+    return combine(files).digest
 
 
 def shell_command(command: str) -> list[str]:
@@ -390,11 +428,15 @@ def execute(
     collect: Sequence[str] = (),
     stdin: str | bytes | None = None,
     network: bool = False,
+    pinned: str | None = None,
 ) -> ExecResult:
     """Run ``argv`` in the workspace (in ``skill``'s staged copy when given).
 
+    ``pinned`` is the skill's approved digest under a lockfile: see :meth:`Workspace.stage`.
+
     Raises:
         UsageError: The policy refuses the command or network access, or ``argv`` is empty.
+        StagingRefused: The skill's content is not the pinned one.
     """
     policy = policy or ExecPolicy()
     if not argv:
@@ -403,7 +445,7 @@ def execute(
     if network and not policy.allow_network:
         raise UsageError("network access is not allowed by this policy")
     timeout = min(timeout_s or policy.default_timeout_s, policy.max_timeout_s)
-    skill_dir = workspace.stage(skill) if skill is not None else None
+    skill_dir = workspace.stage(skill, pinned=pinned) if skill is not None else None
     run_id, run_dir = workspace.new_run()
     env = {k: os.environ[k] for k in policy.env_passthrough if k in os.environ}
     env |= workspace.env(executor, run_dir=run_dir, skill_dir=skill_dir)

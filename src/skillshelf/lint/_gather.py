@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Final
@@ -11,6 +10,7 @@ from skillshelf.core.frontmatter import FrontmatterError, decode_skill_md, parse
 from skillshelf.errors import SkillshelfError
 from skillshelf.lint._model import LintSubject
 from skillshelf.skills.skill import Skill, read_skill_md
+from skillshelf.skills.walk import walk_skill
 
 __all__ = ["subject_from_skill"]
 
@@ -55,32 +55,23 @@ def _read_doc(path: Path) -> str:
 
 
 def _walk(root: Path) -> tuple[frozenset[str], frozenset[str]]:
-    """Files and folders of a skill (relative POSIX paths) and symbolic links leading out."""
-    real_root = root.resolve()
+    """Files and folders of a skill (relative POSIX paths) and symbolic links leading out.
+
+    A filter over the one walk (:mod:`skillshelf.skills.walk`): lint does not report on
+    vendored or generated folders, but never walks the skill a second way.
+    """
     files: set[str] = set()
     escaping: set[str] = set()
-    for directory, dirnames, filenames in os.walk(root):
-        dirnames[:] = sorted(d for d in dirnames if d not in _SKIPPED_DIRS)
-        base = Path(directory)
-        prefix = base.relative_to(root).as_posix()
-        for name in [*dirnames, *sorted(filenames)]:
-            relative = name if prefix == "." else f"{prefix}/{name}"
-            path = base / name
-            if path.is_symlink() and not _inside(path, real_root):
-                escaping.add(relative)
-                continue
-            files.add(relative)
-            if len(files) >= MAX_LISTED_FILES:
-                return frozenset(files), frozenset(escaping)
-        # os.walk does not enter symbolically linked folders: they are listed, not walked.
+    for entry in walk_skill(root).entries:
+        if not _SKIPPED_DIRS.isdisjoint(entry.path.split("/")):
+            continue
+        if entry.kind == "symlink" and entry.target is None:
+            escaping.add(entry.path)
+            continue
+        files.add(entry.path)
+        if len(files) >= MAX_LISTED_FILES:
+            break
     return frozenset(files), frozenset(escaping)
-
-
-def _inside(path: Path, real_root: Path) -> bool:
-    try:
-        return path.resolve().is_relative_to(real_root)
-    except (OSError, RuntimeError):  # a symbolic link loop
-        return False
 
 
 def subject_from_skill(skill: Skill) -> LintSubject:

@@ -27,7 +27,6 @@ from skillshelf.mcpserver.files import (
     UriError,
     directory_children,
     file_uri,
-    guess_mime,
     parse_uri,
 )
 from skillshelf.mcpserver.shelf import SKILLS_EXTENSION, Shelf, Viewer
@@ -206,6 +205,6 @@ def _child_resource(skill_name: str, child: Child) -> dict[str, Any]:
     return {
         "uri": file_uri(skill_name, child.relative),
         "name": child.name,
-        "mimeType": guess_mime(child.name),
+        "mimeType": child.mime,
         "size": child.size,
     }

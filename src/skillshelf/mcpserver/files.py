@@ -2,12 +2,14 @@
 
 Every URI a client sends is parsed here and every path it names is joined to the skill
 directory by :func:`skillshelf.skills.paths.safe_join`, so nothing outside a skill is ever served.
+What is listed and digested is the one walk of the skill (:mod:`skillshelf.skills.walk`): the
+file set the lockfile digests, the scanner reads and staging copies; types come from the one
+MIME table (:func:`skillshelf.core.mime.guess_mime`).
 """
 
 from __future__ import annotations
 
 import hashlib
-import mimetypes
 import os
 import re
 import stat
@@ -17,9 +19,11 @@ from pathlib import Path
 from typing import Final
 from urllib.parse import quote, unquote
 
+from skillshelf.core.mime import OCTET_STREAM, SNIFF_BYTES, guess_mime
 from skillshelf.errors import FileAccessError
 from skillshelf.skills.paths import safe_join
 from skillshelf.skills.skill import Skill
+from skillshelf.skills.walk import Entry, SkillWalk, read_chunks, walk_skill
 
 __all__ = [
     "DIRECTORY_MIME",
@@ -34,8 +38,8 @@ __all__ = [
     "SkillUri",
     "UriError",
     "directory_children",
+    "file_mime",
     "file_uri",
-    "guess_mime",
     "over_limit",
     "parse_uri",
     "read_bytes",
@@ -49,20 +53,8 @@ DIRECTORY_MIME: Final = "inode/directory"
 # The extension's per-skill limits: every conforming host accepts skills up to these.
 MAX_FILES: Final = 512
 MAX_TOTAL_BYTES: Final = 16 * 1024 * 1024
-# Never part of a skill's content: caches and version-control state.
-_SKIPPED: Final = frozenset({"__pycache__", ".git", ".DS_Store"})
-_MIME_OVERRIDES: Final = {
-    ".md": "text/markdown",
-    ".markdown": "text/markdown",
-    ".yaml": "application/yaml",
-    ".yml": "application/yaml",
-    ".py": "text/x-python",
-}
-_MIME_TABLE: Final = mimetypes.MimeTypes()
 _PLAIN: Final = re.compile(r"[A-Za-z0-9._~-]+")
-_PLAIN_PATH: Final = re.compile(
-    r"[A-Za-z0-9._~-]+(?:/[A-Za-z0-9._~-]+)*"
-)  # the built-in table only: same answer everywhere
+_PLAIN_PATH: Final = re.compile(r"[A-Za-z0-9._~-]+(?:/[A-Za-z0-9._~-]+)*")
 
 
 class UriError(Exception):
@@ -79,11 +71,12 @@ class SkillUri:
 
 @dataclass(frozen=True, slots=True)
 class FileEntry:
-    """One file of a skill: its path relative to the skill, byte size and sha256 digest."""
+    """One file of a skill: its path relative to the skill, byte size, sha256 digest, type."""
 
     relative: str
     size: int
     digest: str
+    mime: str = OCTET_STREAM
 
 
 @dataclass(frozen=True, slots=True)
@@ -102,6 +95,7 @@ class Child:
     relative: str
     is_dir: bool
     size: int | None
+    mime: str = DIRECTORY_MIME
 
 
 def file_uri(name: str, relative: str = SKILL_MD) -> str:
@@ -140,15 +134,16 @@ def _clip(uri: str) -> str:
     return uri if len(uri) <= 200 else uri[:200] + "…"
 
 
-def guess_mime(name: str) -> str:
-    """MIME type from a file name (``text/markdown`` for Markdown)."""
-    suffix = os.path.splitext(name)[1].lower()
-    if suffix in _MIME_OVERRIDES:
-        return _MIME_OVERRIDES[suffix]
-    guessed, encoding = _MIME_TABLE.guess_type(name, strict=False)
-    if encoding is not None:
-        return "application/octet-stream"
-    return guessed or "application/octet-stream"
+def file_mime(path: str, name: str) -> str:
+    """The type of the file at ``path`` called ``name``: the table, else its first bytes."""
+    mime = guess_mime(name)
+    if mime != OCTET_STREAM:
+        return mime
+    try:
+        head = b"".join(read_chunks(path, limit=SNIFF_BYTES))
+    except OSError:
+        return mime
+    return guess_mime(name, head)
 
 
 def _on_disk(skill: Skill, relative: str) -> str:
@@ -163,8 +158,6 @@ def resolve(skill: Skill, relative: str) -> Path:
     """
     if not relative:
         return skill.path.resolve()
-    if any(part in _SKIPPED for part in relative.split("/")):
-        raise UriError(f"{relative!r} is not served")
     try:
         return safe_join(skill.path, _on_disk(skill, relative))
     except FileAccessError as exc:
@@ -186,9 +179,8 @@ class DigestCache:
         if cached is not None and cached[0] == signature:
             return cached[1]
         hasher = hashlib.sha256()
-        with open(path, "rb") as handle:
-            while chunk := handle.read(1 << 20):
-                hasher.update(chunk)
+        for chunk in read_chunks(path):
+            hasher.update(chunk)
         value = "sha256:" + hasher.hexdigest()
         with self._lock:
             self._digests[path] = (signature, value)
@@ -203,8 +195,8 @@ class DigestCache:
 def skill_files(skill: Skill, cache: DigestCache, *, root: str | None = None) -> SkillFiles:
     """List every file of ``skill`` with its digest, ``SKILL.md`` first.
 
-    The walk stops as soon as a limit is passed: a skill that vendors a huge tree costs no
-    more than one just over the limit, and nothing is hashed.
+    The files are the servable ones of the one walk: regular files and links to files inside
+    the skill (served as their target). Nothing is hashed when the skill is over a limit.
 
     Args:
         skill: The skill.
@@ -214,7 +206,10 @@ def skill_files(skill: Skill, cache: DigestCache, *, root: str | None = None) ->
     found, over = _walk(skill, root if root is not None else os.path.realpath(skill.directory))
     if over is not None:
         return SkillFiles((), over)
-    entries = tuple(FileEntry(rel, st.st_size, cache.digest(path, st)) for rel, path, st in found)
+    entries = tuple(
+        FileEntry(rel, st.st_size, cache.digest(path, st), file_mime(path, rel))
+        for rel, path, st in found
+    )
     return SkillFiles(entries)
 
 
@@ -224,54 +219,35 @@ def over_limit(skill: Skill) -> str | None:
 
 
 def _walk(skill: Skill, root: str) -> tuple[list[tuple[str, str, os.stat_result]], str | None]:
+    walk = walk_skill(root)
+    if walk.capped is not None:
+        return [], walk.capped
     found: list[tuple[str, str, os.stat_result]] = []
     total = 0
-    pending = [(root, "")]
-    while pending:
-        directory, prefix = pending.pop()
-        for name, path, info, is_link in _scan(directory, root):
-            relative = prefix + name
-            if stat.S_ISDIR(info.st_mode):
-                if not is_link:
-                    pending.append((path, relative + "/"))
-                continue
-            if relative == skill.skill_md_name:
-                relative = SKILL_MD
-            found.append((relative, path, info))
-            total += info.st_size
-            if len(found) > MAX_FILES:
-                return [], f"more than {MAX_FILES} files"
-            if total > MAX_TOTAL_BYTES:
-                return [], f"more than {MAX_TOTAL_BYTES:,} bytes"
+    for entry in walk.servable():
+        try:
+            path, info = _regular(walk, entry)
+        except OSError:
+            continue  # vanished since the walk
+        relative = SKILL_MD if entry.path == skill.skill_md_name else entry.path
+        found.append((relative, path, info))
+        total += info.st_size
+        if len(found) > MAX_FILES:
+            return [], f"more than {MAX_FILES} files"
+        if total > MAX_TOTAL_BYTES:
+            return [], f"more than {MAX_TOTAL_BYTES:,} bytes"
     found.sort(key=lambda row: (row[0] != SKILL_MD, row[0]))
     return found, None
 
 
-def _scan(directory: str, root: str) -> list[tuple[str, str, os.stat_result, bool]]:
-    """Servable children of ``directory``: regular files and directories inside ``root``.
-
-    Returns ``(name, path, stat, is_link)`` rows sorted by name.
-    """
-    out: list[tuple[str, str, os.stat_result, bool]] = []
-    inside = root.rstrip(os.sep) + os.sep
-    try:
-        with os.scandir(directory) as entries:
-            for entry in entries:
-                if entry.name in _SKIPPED:
-                    continue
-                try:
-                    info = entry.stat()  # follows a link; where it leads is checked below
-                    is_link = entry.is_symlink()
-                    if is_link and not os.path.realpath(entry.path).startswith(inside):
-                        continue
-                except (OSError, RuntimeError):
-                    continue  # vanished, dangling, or a link loop
-                if stat.S_ISREG(info.st_mode) or stat.S_ISDIR(info.st_mode):
-                    out.append((entry.name, entry.path, info, is_link))
-    except OSError:
-        return []
-    out.sort(key=lambda row: row[0])
-    return out
+def _regular(walk: SkillWalk, entry: Entry) -> tuple[str, os.stat_result]:
+    """The on-disk regular file a servable entry stands for (a link's in-skill target)."""
+    relative = entry.path if entry.kind == "file" else entry.target
+    path = walk.full_path(relative or "")
+    info = os.lstat(path)
+    if not stat.S_ISREG(info.st_mode):
+        raise OSError(22, "not a regular file", path)
+    return path, info
 
 
 def directory_children(skill: Skill, relative: str) -> list[Child]:
@@ -284,15 +260,29 @@ def directory_children(skill: Skill, relative: str) -> list[Child]:
     if not path.is_dir():
         what = "does not exist" if not path.exists() else "is not a directory resource"
         raise UriError(f"{file_uri(skill.name, relative)} {what}")
+    walk = walk_skill(skill.directory)
+    real = os.path.relpath(path, os.path.realpath(walk.root)).replace(os.sep, "/")
+    parent = "" if real == "." else real + "/"
+    sizes = {e.path: e.size for e in walk.entries if e.kind == "file"}
     prefix = relative + "/" if relative else ""
     children = []
-    for name, _full, info, _link in _scan(str(path), os.path.realpath(skill.directory)):
-        is_dir = stat.S_ISDIR(info.st_mode)
+    for entry in walk.entries:
+        name = entry.path[len(parent) :]
+        if not entry.path.startswith(parent) or "/" in name or not name:
+            continue
+        is_dir = entry.kind == "dir" or entry.target_kind == "dir"
+        if not (is_dir or entry.target_kind == "file" or entry.kind == "file"):
+            continue  # links leading out, FIFOs and devices are never served
         child_rel = prefix + name
         if child_rel == skill.skill_md_name:
             child_rel = name = SKILL_MD
-        children.append(Child(name, child_rel, is_dir, None if is_dir else info.st_size))
-    return children
+        if is_dir:
+            children.append(Child(name, child_rel, True, None))
+            continue
+        on_disk = entry.target or entry.path
+        mime = file_mime(walk.full_path(on_disk), name)
+        children.append(Child(name, child_rel, False, sizes.get(on_disk), mime))
+    return sorted(children, key=lambda c: c.name)
 
 
 def read_bytes(skill: Skill, relative: str) -> bytes:
@@ -313,4 +303,4 @@ def read_bytes(skill: Skill, relative: str) -> bytes:
         raise UriError(
             f"{file_uri(skill.name, relative)} is over the {MAX_TOTAL_BYTES:,}-byte limit"
         )
-    return path.read_bytes()
+    return b"".join(read_chunks(str(path), limit=MAX_TOTAL_BYTES))

@@ -53,6 +53,7 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from skillshelf._version import __version__
 from skillshelf.core.catalog import CatalogEntry, render_catalog
+from skillshelf.core.mime import SNIFF_BYTES, guess_mime
 from skillshelf.core.session import LoadMode
 from skillshelf.mcpserver.extension import (
     SkillsExtension,
@@ -65,7 +66,6 @@ from skillshelf.mcpserver.files import (
     MAX_TOTAL_BYTES,
     SKILL_MD,
     file_uri,
-    guess_mime,
     over_limit,
     parse_uri,
     read_bytes,
@@ -270,9 +270,7 @@ class SkillServer:
                 )
             else:
                 name = f"{skill.name}/{f.relative}"
-                out.append(
-                    Resource(uri=uri, name=name, mime_type=guess_mime(f.relative), size=f.size)
-                )
+                out.append(Resource(uri=uri, name=name, mime_type=f.mime, size=f.size))
         return out
 
     async def _read_resource(
@@ -288,7 +286,7 @@ class SkillServer:
             if files.over_limit is not None:
                 self.shelf.entry(skill)  # raises the "not served" error
             data = read_bytes(skill, parsed.path or SKILL_MD)
-            mime = "text/markdown" if parsed.path == SKILL_MD else guess_mime(parsed.path)
+            mime = guess_mime(parsed.path or SKILL_MD, data[:SNIFF_BYTES])
             text = _as_text(data)
             if text is None:
                 import base64

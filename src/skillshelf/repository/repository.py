@@ -230,6 +230,15 @@ class Repository:
         """The lockfile in force, if any."""
         return self._trust.lockfile if self._trust is not None else None
 
+    def pinned_digest(self, name: str) -> str | None:
+        """The approved content digest of skill ``name`` under the lockfile, if one is in force.
+
+        Staging passes it on, so content that changed after the last refresh is not run.
+        """
+        lock = self.lockfile
+        entry = lock.entries.get(name) if lock is not None else None
+        return entry.digest if entry is not None else None
+
     def approve(self, *names: str) -> Changes:
         """Approve the current content of held-back skills ``names`` and save the lockfile.
 

@@ -15,6 +15,7 @@ from typing import Final
 from skillshelf.errors import FileAccessError
 from skillshelf.skills.paths import file_tree, read_skill_file, safe_join
 from skillshelf.skills.skill import Skill
+from skillshelf.skills.walk import Entry, walk_skill
 
 __all__ = [
     "DOC_SUFFIXES",
@@ -36,33 +37,29 @@ _LINK: Final = re.compile(r"!?\[[^\]\n]*\]\(\s*<?([^)\s>]+)>?(?:\s+\"[^\"]*\")?\
 
 
 def list_docs(skill: Skill) -> list[str]:
-    """The skill's document files (relative POSIX paths, sorted), SKILL.md excluded."""
+    """The skill's document files (relative POSIX paths, sorted), SKILL.md excluded.
+
+    A display filter over the one walk (:mod:`skillshelf.skills.walk`): readable files and
+    in-skill links to them, with a document suffix, outside ``scripts/`` and tool folders.
+    """
     found: list[str] = []
-    base = skill.directory
-    for directory, dirnames, filenames in os.walk(base):
-        dirnames[:] = sorted(
-            d for d in dirnames if d not in _SKIPPED_DIRS and not d.startswith(".")
-        )
-        rel_dir = os.path.relpath(directory, base)
-        for filename in sorted(filenames):
-            if os.path.splitext(filename)[1].lower() not in DOC_SUFFIXES:
-                continue
-            rel = filename if rel_dir == "." else f"{rel_dir}/{filename}".replace(os.sep, "/")
-            if rel.lower() != "skill.md" and _readable_inside(skill, directory, filename, rel):
-                found.append(rel)
+    for entry in sorted(walk_skill(skill.directory).servable(), key=_walk_order):
+        *folders, filename = entry.path.split("/")
+        if any(f in _SKIPPED_DIRS or f.startswith(".") for f in folders):
+            continue
+        if os.path.splitext(filename)[1].lower() not in DOC_SUFFIXES:
+            continue
+        if entry.path.lower() != "skill.md":
+            found.append(entry.path)
             if len(found) >= MAX_DOCS:
-                return found
+                break
     return found
 
 
-def _readable_inside(skill: Skill, directory: str, filename: str, rel: str) -> bool:
-    # A symbolic link leading out of the skill is refused when read, so it is no document.
-    if not os.path.islink(os.path.join(directory, filename)):
-        return True
-    try:
-        return safe_join(skill.path, rel).is_file()
-    except FileAccessError:
-        return False
+def _walk_order(entry: Entry) -> tuple[tuple[int, str], ...]:
+    # A folder's own files before its subfolders, as a top-down listing reads.
+    *folders, name = entry.path.split("/")
+    return (*((1, f) for f in folders), (0, name))
 
 
 def missing_links(skill: Skill, body: str) -> list[str]:

@@ -7,16 +7,15 @@ that takes a path goes through :func:`safe_join`, so containment is decided once
 from __future__ import annotations
 
 import codecs
-import functools
-import mimetypes
 import os
 import re
 import stat
-from collections import deque
 from dataclasses import dataclass
 from pathlib import Path
 
+from skillshelf.core.mime import SNIFF_BYTES, guess_mime, is_binary
 from skillshelf.errors import FileAccessError, UsageError
+from skillshelf.skills.walk import Entry, SkillWalk, walk_skill
 
 __all__ = [
     "FileContent",
@@ -31,29 +30,10 @@ __all__ = [
 _HINT = "Use a path relative to the skill directory, such as 'references/guide.md'."
 _DRIVE = re.compile(r"[A-Za-z]:")
 _SHOWN_PATH_CHARS = 200  # a model may send a huge "path"; don't echo all of it back
-_SNIFF_BYTES = 8192
-_OCTET = "application/octet-stream"
-# Python's built-in table lacks these. The system's (/etc/mime.types, the Windows registry) is
-# never consulted, so a file gets the same type on every machine (some map .ts to video/mp2t).
-_MIME_OVERRIDES = {
-    ".md": "text/markdown",
-    ".markdown": "text/markdown",
-    ".yaml": "application/yaml",
-    ".yml": "application/yaml",
-    ".ttf": "font/ttf",
-    ".otf": "font/otf",
-    ".woff": "font/woff",
-    ".woff2": "font/woff2",
-}
-_ENCODING_MIME = {"gzip": "application/gzip", "bzip2": "application/x-bzip2"}
-# Binary by name even without a NUL in the first bytes (a PNG or PDF header may lack one);
-# other binary formats (zip, tar, wasm, Office) carry NULs in their headers, which the sniff sees.
-_BINARY_MIME_PREFIXES = ("image/", "audio/", "video/", "font/")
-_BINARY_MIMES = frozenset({"application/pdf", "application/zip", _OCTET})
-_SKIPPED_NAMES = frozenset({"__pycache__", ".git", ".DS_Store"})
-# Bounds the walk itself, not only the listing: a skill that vendors node_modules must not
-# stall a skill_load while every file is counted.
-_MAX_SCANNED = 10_000
+_SNIFF_BYTES = SNIFF_BYTES
+# Not shown in the tree, to spare the model's context. A display filter only: the walk
+# includes them, so they are locked, scanned, staged and readable like any other entry.
+_CLUTTER = frozenset({"__pycache__", ".git", ".DS_Store"})
 
 
 def safe_join(base: Path, relative: str) -> Path:
@@ -224,27 +204,9 @@ def _read_head(path: Path, shown: str, *, limit: int) -> tuple[bytes, int, bool]
 
 
 def _classify(name: str, head: bytes) -> tuple[str, bool]:
-    """Return (MIME type, is binary) from the file name and its first bytes."""
-    suffix = os.path.splitext(name)[1].lower()
-    if suffix in _MIME_OVERRIDES:
-        guessed: str | None = _MIME_OVERRIDES[suffix]
-    else:
-        guessed, encoding = _builtin_mime_table().guess_type(name, strict=False)
-        if encoding is not None:  # .gz, .bz2, .xz: compressed whatever the inner type
-            return _ENCODING_MIME.get(encoding, _OCTET), True
-    binary = b"\x00" in head[:_SNIFF_BYTES] or (guessed is not None and _is_binary_mime(guessed))
-    return guessed or (_OCTET if binary else "text/plain"), binary
-
-
-@functools.cache
-def _builtin_mime_table() -> mimetypes.MimeTypes:
-    return mimetypes.MimeTypes()  # Python's built-in table only: the same answer everywhere
-
-
-def _is_binary_mime(mime: str) -> bool:
-    if mime.endswith(("+xml", "+json")):  # image/svg+xml and friends are text
-        return False
-    return mime in _BINARY_MIMES or mime.startswith(_BINARY_MIME_PREFIXES)
+    """Return (MIME type, is binary) from the one MIME table and the file's first bytes."""
+    mime = guess_mime(name, head)
+    return mime, is_binary(mime, head)
 
 
 def human_size(n: int) -> str:
@@ -313,9 +275,12 @@ def _render_entry(entry: TreeEntry) -> str:
 def file_tree(skill_dir: Path, *, max_depth: int = 4, max_entries: int = 200) -> FileTree:
     """List a skill's files, shallowest first when the caps bite, rendered in tree order.
 
-    ``__pycache__``, ``.git`` and ``.DS_Store`` are skipped. Symbolically linked directories
-    are listed but not entered; links leading outside the skill (or nowhere) are hidden, since
-    :func:`read_skill_file` would refuse them anyway.
+    A display over the one walk (:mod:`skillshelf.skills.walk`): files and folders, in-skill
+    symbolic links as what they lead to (a linked folder is listed, not entered). Links
+    leading outside the skill or nowhere, FIFOs and devices are left out, since
+    :func:`read_skill_file` refuses them. ``__pycache__``, ``.git`` and ``.DS_Store`` are not
+    shown, to spare the model's context; they are still part of the skill (locked, scanned,
+    staged and readable), like every other walked entry.
 
     Args:
         skill_dir: The skill directory.
@@ -329,69 +294,39 @@ def file_tree(skill_dir: Path, *, max_depth: int = 4, max_entries: int = 200) ->
         raise UsageError(
             f"need max_depth >= 1 and max_entries >= 0, got {max_depth}, {max_entries}"
         )
-    root = skill_dir.resolve()
-    if not root.is_dir():
+    walk = walk_skill(skill_dir)
+    if not walk.entries and not os.path.isdir(walk.root):
         raise FileAccessError(
             f"The skill directory {str(skill_dir)!r} does not exist.", reason="missing"
         )
-    kept: list[TreeEntry] = []
-    omitted = scanned = 0
     # Breadth first, so that when the entry cap bites it keeps the shallow, telling entries.
-    queue: deque[tuple[Path, str, int]] = deque([(root, "", 0)])
-    while queue:
-        directory, prefix, depth = queue.popleft()
-        for name, is_dir, size, enter in _children(directory, root):
-            scanned += 1
-            if scanned > _MAX_SCANNED:
-                return _finish(kept, omitted, lower_bound=True)
-            path = prefix + name
-            if depth < max_depth and len(kept) < max_entries:
-                kept.append(TreeEntry(path, is_dir, size, depth))
-            else:
-                omitted += 1
-            if enter:
-                queue.append((directory / name, f"{path}/", depth + 1))
-    return _finish(kept, omitted, lower_bound=False)
+    listed = sorted(_listed(walk), key=lambda e: (e.depth, _tree_order(e)))
+    kept = [e for e in listed if e.depth < max_depth][:max_entries]
+    shown = len(kept)
+    return FileTree(
+        tuple(sorted(kept, key=_tree_order)), len(listed) - shown, walk.capped is not None
+    )
 
 
-def _finish(kept: list[TreeEntry], omitted: int, *, lower_bound: bool) -> FileTree:
-    return FileTree(tuple(sorted(kept, key=_tree_order)), omitted, lower_bound)
+def _listed(walk: SkillWalk) -> list[TreeEntry]:
+    sizes = {e.path: e.size for e in walk.entries if e.kind == "file"}
+    return [t for e in walk.entries if (t := _tree_entry(e, sizes)) is not None]
+
+
+def _tree_entry(entry: Entry, sizes: dict[str, int]) -> TreeEntry | None:
+    if not _CLUTTER.isdisjoint(entry.path.split("/")):
+        return None
+    depth = entry.path.count("/")
+    if entry.kind == "dir" or entry.target_kind == "dir":
+        return TreeEntry(entry.path, True, None, depth)
+    if entry.kind == "file":
+        return TreeEntry(entry.path, False, entry.size, depth)
+    if entry.target_kind == "file" and entry.target is not None:
+        return TreeEntry(entry.path, False, sizes.get(entry.target), depth)
+    return None
 
 
 def _tree_order(entry: TreeEntry) -> tuple[tuple[bool, str, str], ...]:
     # A directory's key is a prefix of its children's keys, so it sorts right before them.
     *parents, name = entry.path.split("/")
     return (*((True, p.casefold(), p) for p in parents), (entry.is_dir, name.casefold(), name))
-
-
-_Child = tuple[str, bool, int | None, bool]  # name, is_dir, size, enter
-
-
-def _children(directory: Path, root: Path) -> list[_Child]:
-    """Return a directory's listable children, files first, each group sorted by name."""
-    try:
-        with os.scandir(directory) as scan:
-            found = [
-                child
-                for entry in scan
-                if entry.name not in _SKIPPED_NAMES and (child := _describe(entry, root))
-            ]
-    except OSError:
-        return []  # an unlistable subdirectory shows as empty rather than failing the tree
-    return sorted(found, key=lambda child: (child[1], child[0].casefold(), child[0]))
-
-
-def _describe(entry: os.DirEntry[str], root: Path) -> _Child | None:
-    try:
-        if not entry.is_symlink():
-            if entry.is_dir(follow_symlinks=False):
-                return (entry.name, True, None, True)
-            return (entry.name, False, entry.stat(follow_symlinks=False).st_size, False)
-        target = Path(entry.path).resolve()
-        if not target.is_relative_to(root) or not target.exists():
-            return None
-        if target.is_dir():
-            return (entry.name, True, None, False)
-        return (entry.name, False, target.stat().st_size, False)
-    except (OSError, RuntimeError):  # vanished mid-walk, or a symbolic link loop
-        return None

@@ -484,6 +484,7 @@ class SkillTools:
                 timeout_s=args.timeout_s,
                 collect=args.collect,
                 stdin=args.stdin,
+                pinned=self.repo.pinned_digest(skill.name) if skill is not None else None,
             )
         except UsageError as exc:
             raise _Failure(f"Refused: {exc}.") from exc

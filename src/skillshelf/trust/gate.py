@@ -2,8 +2,10 @@
 
 Used by :class:`~skillshelf.repository.Repository` only when a lockfile is configured or a root
 is untrusted (archive and URL roots always are), so plain folder roots never pay for it.
-Digests and scans are cached per skill folder by a fingerprint of its files' sizes and
-modification times: a refresh re-reads only skills that changed.
+Each review walks every skill folder once with the one walker (:mod:`skillshelf.skills.walk`);
+digests and scans are cached per skill folder by that walk's fingerprint (paths, kinds, sizes,
+modification times, link texts), so a refresh re-reads only skills that changed, and the
+digest and the scan see exactly the walked file set.
 """
 
 from __future__ import annotations
@@ -15,12 +17,13 @@ from dataclasses import dataclass, field
 from skillshelf.core.diagnostics import Diagnostic
 from skillshelf.errors import SkillNotFoundError
 from skillshelf.skills.skill import Skill
-from skillshelf.trust.lockfile import LockEntry, Lockfile, LockfileError, SkillDigest, digest_skill
-from skillshelf.trust.scanner import Finding, ScanPolicy, scan_skill
+from skillshelf.skills.walk import SkillDigest, SkillWalk, digest_walk, walk_skill
+from skillshelf.trust.lockfile import LockEntry, Lockfile, LockfileError
+from skillshelf.trust.scanner import Finding, ScanPolicy, scan_walk
 
 __all__ = ["Review", "TrustGate"]
 
-_Fingerprint = tuple[tuple[str, int, int], ...]
+_Fingerprint = tuple[tuple[str, str, int, int, str | None], ...]
 
 
 @dataclass(frozen=True, slots=True)
@@ -92,16 +95,16 @@ class TrustGate:
         held: dict[str, tuple[Diagnostic, ...]] = {}
         notes_by_name: dict[str, tuple[Diagnostic, ...]] = {}
         for name, skill in winners.items():
-            fingerprint = _fingerprint(skill.directory)
+            walk = walk_skill(skill.directory)
             problems: list[Diagnostic] = []
             notes: list[Diagnostic] = []
             if skill.root in self.untrusted:
                 blocking = self.policy.action == "block"
-                for finding in self._scan(skill.directory, fingerprint):
+                for finding in self._scan(skill.directory, walk):
                     diag = finding.to_diagnostic(skill.directory, quarantined=blocking)
                     (problems if diag.severity == "error" else notes).append(diag)
             if self.lockfile is not None:
-                drift = self.lockfile.check(skill, self._digest(skill.directory, fingerprint))
+                drift = self.lockfile.check(skill, self._digest(skill.directory, walk))
                 if drift is not None:
                     code = "lock.unlisted" if drift.kind == "unlisted" else "lock.drift"
                     message = f"Skill {name!r}: {drift.summary()}"
@@ -133,31 +136,20 @@ class TrustGate:
         if self.lockfile.path is not None:
             self.lockfile.save()
 
-    def _scan(self, directory: str, fingerprint: _Fingerprint) -> list[Finding]:
+    def _scan(self, directory: str, walk: SkillWalk) -> list[Finding]:
+        fingerprint = walk.fingerprint()
         cached = self._scans.get(directory)
         if cached is not None and cached[0] == fingerprint:
             return cached[1]
-        findings = scan_skill(directory)
+        findings = scan_walk(walk)
         self._scans[directory] = (fingerprint, findings)
         return findings
 
-    def _digest(self, directory: str, fingerprint: _Fingerprint) -> SkillDigest:
+    def _digest(self, directory: str, walk: SkillWalk) -> SkillDigest:
+        fingerprint = walk.fingerprint()
         cached = self._digests.get(directory)
         if cached is not None and cached[0] == fingerprint:
             return cached[1]
-        content = digest_skill(directory)
+        content = digest_walk(walk)
         self._digests[directory] = (fingerprint, content)
         return content
-
-
-def _fingerprint(directory: str) -> _Fingerprint:
-    rows: list[tuple[str, int, int]] = []
-    for current, dirs, files in os.walk(directory):
-        dirs.sort()
-        for name in sorted(files) + [d for d in dirs if os.path.islink(os.path.join(current, d))]:
-            try:
-                st = os.lstat(os.path.join(current, name))
-            except OSError:
-                continue
-            rows.append((os.path.join(current, name), st.st_mtime_ns, st.st_size))
-    return tuple(rows)

@@ -2,9 +2,11 @@
 
 ``skills.lock`` (JSON) records, per skill: its name, source (root, URL, path inside the root),
 version, a content digest and one digest per file. The content digest is stable across
-machines: SHA-256 over the skill's files in sorted path order, each as its ``/``-separated
-relative path, a NUL, and the SHA-256 of its bytes exactly as they are (no line-ending
-normalisation). Symlinks count by their target text; ``.git`` and ``__pycache__`` are left out.
+machines and is the one :mod:`skillshelf.skills.walk` computes over the one walk of a skill
+folder: every entry (dotfiles, ``.git/``, ``__pycache__/`` included), each as its
+``/``-separated relative path, a NUL, and the SHA-256 of its bytes exactly as they are (no
+line-ending normalisation); symlinks count by their link text, FIFOs and devices by their kind.
+A skill too big to walk whole (see the walker's caps) can never match its entry.
 
 With a lockfile configured, a skill whose digest differs from the recorded one (or that is not
 recorded) is not loaded until approved, and the reason carries a summary of the files added,
@@ -13,7 +15,6 @@ removed and changed.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import tempfile
@@ -23,6 +24,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Final
 
 from skillshelf.errors import SkillshelfError
+from skillshelf.skills.walk import SkillDigest, digest_skill
 
 if TYPE_CHECKING:
     from skillshelf.skills.skill import Skill
@@ -39,64 +41,10 @@ __all__ = [
 
 DEFAULT_LOCKFILE: Final = "skills.lock"
 _FORMAT: Final = 1
-_CHUNK: Final = 1 << 16
-_SKIPPED_DIRS: Final = frozenset({".git", "__pycache__"})
 
 
 class LockfileError(SkillshelfError):
     """The lockfile cannot be read or is not a skillshelf lockfile."""
-
-
-@dataclass(frozen=True, slots=True)
-class SkillDigest:
-    """The content of a skill folder, digested.
-
-    Attributes:
-        digest: ``"sha256:<hex>"`` over all files (see the module docs).
-        files: Per-file ``"sha256:<hex>"`` by relative path.
-    """
-
-    digest: str
-    files: Mapping[str, str]
-
-
-def digest_skill(directory: str | os.PathLike[str]) -> SkillDigest:
-    """Digest every file of a skill folder (bytes as they are, sorted paths)."""
-    directory = os.fspath(directory)
-    files: dict[str, str] = {}
-    for current, dirs, names in os.walk(directory):
-        walked = []
-        for name in dirs:
-            if name in _SKIPPED_DIRS:
-                continue
-            if os.path.islink(os.path.join(current, name)):
-                # A symlinked folder counts as its link text (what it points to may change
-                # without the skill changing, and may lie outside it).
-                names.append(name)
-            else:
-                walked.append(name)
-        dirs[:] = walked
-        for name in names:
-            full = os.path.join(current, name)
-            files[os.path.relpath(full, directory).replace(os.sep, "/")] = _file_digest(full)
-    ordered = dict(sorted(files.items(), key=lambda kv: kv[0].encode("utf-8")))
-    total = hashlib.sha256()
-    for relative, file_digest in ordered.items():
-        total.update(relative.encode("utf-8") + b"\0" + file_digest.encode("ascii") + b"\n")
-    return SkillDigest("sha256:" + total.hexdigest(), ordered)
-
-
-def _file_digest(path: str) -> str:
-    if os.path.islink(path):
-        return "symlink:" + os.readlink(path)
-    h = hashlib.sha256()
-    try:
-        with open(path, "rb") as fh:
-            while chunk := fh.read(_CHUNK):
-                h.update(chunk)
-    except OSError as exc:
-        return f"unreadable:{exc.errno}"
-    return "sha256:" + h.hexdigest()
 
 
 @dataclass(frozen=True, slots=True)
@@ -157,8 +105,8 @@ class Drift:
 
     Attributes:
         name: The skill.
-        kind: ``"changed"``, ``"unlisted"`` (not in the lockfile) or ``"missing"`` (locked
-            but not found).
+        kind: ``"changed"``, ``"unlisted"`` (not in the lockfile), ``"missing"`` (locked
+            but not found) or ``"capped"`` (too big to walk whole, so it cannot be verified).
         added: Files present now but not approved.
         removed: Approved files that are gone.
         changed: Files whose bytes differ.
@@ -169,6 +117,7 @@ class Drift:
     added: tuple[str, ...] = ()
     removed: tuple[str, ...] = ()
     changed: tuple[str, ...] = ()
+    reason: str = ""
 
     def summary(self) -> str:
         """One line for people: what drifted."""
@@ -176,6 +125,8 @@ class Drift:
             return "not in the lockfile; approve with `skillshelf lock --update NAME`"
         if self.kind == "missing":
             return "in the lockfile but not found"
+        if self.kind == "capped":
+            return f"cannot be verified whole: {self.reason} (over the walker's limits)"
         parts = [
             f"{label} {len(items)} ({_names(items)})"
             for label, items in (
@@ -272,6 +223,8 @@ class Lockfile:
         if entry is None:
             return Drift(skill.name, "unlisted")
         content = content or digest_skill(skill.directory)
+        if content.capped is not None:
+            return Drift(skill.name, "capped", reason=content.capped)
         if content.digest == entry.digest:
             return None
         return diff(skill.name, entry.files, content.files)

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from typing import Final, Literal
 
 from skillshelf.core.diagnostics import Diagnostic, Severity
+from skillshelf.skills.walk import Entry, SkillWalk, read_chunks, walk_skill
 
 __all__ = [
     "Finding",
@@ -27,6 +28,7 @@ __all__ = [
     "ScanPolicy",
     "scan_skill",
     "scan_text",
+    "scan_walk",
 ]
 
 FindingSeverity = Literal["block", "warn"]
@@ -42,7 +44,6 @@ _TEXT_SUFFIXES: Final = frozenset(
     | {"pl", "lua", "sql", "env"}
 )
 _EXECUTABLE_MAGIC: Final = (b"\x7fELF", b"MZ", b"\xcf\xfa\xed\xfe", b"\xca\xfe\xba\xbe")
-_SKIPPED_DIRS: Final = frozenset({".git", "__pycache__", "node_modules"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -257,7 +258,11 @@ def _line(text: str, offset: int) -> int:
 def scan_bytes(path: str, data: bytes, size: int) -> list[Finding]:
     """Scan one file given its first bytes and its full size (pure)."""
     suffix = os.path.splitext(path)[1].lower()
-    is_text_name = suffix[1:] in _TEXT_SUFFIXES or path.rsplit("/", 1)[-1].upper() == "SKILL.MD"
+    name = path.rsplit("/", 1)[-1]
+    # A file without an extension is read as text unless its start says binary (a payload
+    # named ``run`` must not escape the text checks).
+    untyped = "." not in name.lstrip(".") and b"\0" not in data[:8192]
+    is_text_name = suffix[1:] in _TEXT_SUFFIXES or name.upper() == "SKILL.MD" or untyped
     script = path.startswith("scripts/") or suffix in (".py", ".sh", ".bash", ".js", ".ps1")
     if data.startswith(_EXECUTABLE_MAGIC) and (is_text_name or script):
         return [Finding("scan.disguised_binary", "block", "Executable disguised as text", path)]
@@ -277,26 +282,36 @@ def scan_bytes(path: str, data: bytes, size: int) -> list[Finding]:
 
 def scan_skill(directory: str | os.PathLike[str]) -> list[Finding]:
     """Scan every file of the skill folder ``directory``; findings sorted by path."""
-    directory = os.fspath(directory)
+    return scan_walk(walk_skill(directory))
+
+
+def scan_walk(walk: SkillWalk) -> list[Finding]:
+    """Scan the files of one walk of a skill folder (the file set the lockfile digests).
+
+    Regular files are read (their first bytes, in chunks); FIFOs and devices are reported and
+    never opened; a walk cut short by the walker's caps blocks, since what it did not see
+    could be served or staged.
+    """
     findings: list[Finding] = []
-    for relative, full in _files(directory):
-        try:
-            with open(full, "rb") as fh:
-                data = fh.read(_READ_BYTES)
-                size = os.fstat(fh.fileno()).st_size
-        except OSError:
-            continue
-        findings.extend(scan_bytes(relative, data, size))
+    if walk.capped is not None:
+        message = f"Not every file could be scanned: {walk.capped}"
+        findings.append(Finding("scan.too_large", "block", message, "."))
+    for entry in walk.entries:
+        if entry.special:
+            message = f"A {entry.kind}, not a file: never opened, served or staged"
+            findings.append(Finding("scan.special_file", "warn", message, entry.path))
+        elif entry.kind == "file":
+            findings.extend(_scan_file(walk, entry))
     return findings
 
 
-def _files(directory: str) -> list[tuple[str, str]]:
-    found: list[tuple[str, str]] = []
-    for current, dirs, files in os.walk(directory):
-        dirs[:] = sorted(d for d in dirs if d not in _SKIPPED_DIRS)
-        for name in sorted(files):
-            full = os.path.join(current, name)
-            if os.path.islink(full) or not os.path.isfile(full):
-                continue
-            found.append((os.path.relpath(full, directory).replace(os.sep, "/"), full))
-    return found
+def _scan_file(walk: SkillWalk, entry: Entry) -> list[Finding]:
+    if entry.path.endswith(".pyc"):
+        # Python runs a matching .pyc instead of the reviewed source next to it.
+        message = "Compiled Python bytecode: it runs instead of the source a reviewer reads"
+        return [Finding("scan.bytecode", "block", message, entry.path)]
+    try:
+        data = b"".join(read_chunks(walk.full_path(entry.path), limit=_READ_BYTES))
+    except OSError:
+        return []  # vanished or swapped since the walk; the digest records it as unreadable
+    return scan_bytes(entry.path, data, max(entry.size, len(data)))
