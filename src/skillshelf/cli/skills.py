@@ -356,8 +356,9 @@ def call(
 @click.option("--with-exec", is_flag=True, help="Include workspace_exec.")
 def tools(fmt: str, with_exec: bool, **kwargs: Any) -> None:
     """Print the JSON Schemas of the skill tools (skill is an enum of the visible names)."""
-    from skillshelf.tools.skill_tools import SKILL_TOOLS, SkillTools
+    from skillshelf.tools.skill_tools import SkillTools
+    from skillshelf.tools.spec import ALL_TOOLS, SKILL_TOOLS
 
     repo = repo_from(kwargs)
-    names = [*SKILL_TOOLS, "workspace_exec"] if with_exec else list(SKILL_TOOLS)
+    names = list(ALL_TOOLS if with_exec else SKILL_TOOLS)
     emit_json(SkillTools(repo).schemas(fmt, tools=names))  # type: ignore[arg-type]

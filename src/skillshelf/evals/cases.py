@@ -25,7 +25,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
 
 from skillshelf.core.search import closest_names
 from skillshelf.errors import FileAccessError, SkillshelfError
-from skillshelf.tools.skill_tools import SKILL_TOOLS
+from skillshelf.tools.spec import ALL_TOOLS
 
 __all__ = [
     "CaseProblem",
@@ -46,7 +46,6 @@ _SUFFIXES: Final[dict[str, CasesFormat]] = {
     ".yml": "yaml",
 }
 _ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}")  # it names trace files
-_MODEL_TOOLS: Final = (*SKILL_TOOLS, "workspace_exec")
 
 
 @dataclass(frozen=True, slots=True)
@@ -318,8 +317,8 @@ def check_cases(cases: Iterable[EvalCase], skills: Mapping[str, Path | None]) ->
         where = f"case {number} ({case.id})"
         problems.extend(_skill_problems(case, where, skills, loadable))
         for tool in case.expected_params:
-            if tool not in _MODEL_TOOLS:
-                hint = _did_you_mean(tool, _MODEL_TOOLS)
+            if tool not in ALL_TOOLS:
+                hint = _did_you_mean(tool, ALL_TOOLS)
                 message = f"unknown tool {tool!r}{hint}"
                 problems.append(CaseProblem(where, f"expected_params.{tool}", message))
     if problems:

@@ -74,7 +74,8 @@ from skillshelf.mcpserver.shelf import SKILLS_EXTENSION, Shelf, Viewer, Visibili
 from skillshelf.repository import Changes, Repository
 from skillshelf.skills.skill import Skill
 from skillshelf.stores import SessionStore, open_store
-from skillshelf.tools.skill_tools import SKILL_TOOLS, SkillTools
+from skillshelf.tools.skill_tools import SkillTools
+from skillshelf.tools.spec import ALL_TOOLS, SKILL_TOOLS
 
 if TYPE_CHECKING:
     from skillshelf.exec.runner import Executor
@@ -137,9 +138,7 @@ class SkillServer:
         self.store = store if store is not None else open_store(None)
         self.load_mode: LoadMode = load_mode
         self.instructions_budget = instructions_budget
-        self.tool_names: tuple[str, ...] = (
-            (*SKILL_TOOLS, "workspace_exec") if enable_exec else SKILL_TOOLS
-        )
+        self.tool_names: tuple[str, ...] = ALL_TOOLS if enable_exec else SKILL_TOOLS
         self.bus = InMemorySubscriptionBus()
         self._stdio_session = uuid.uuid4().hex
         self._sessions: OrderedDict[str, ServerSession] = OrderedDict()
