@@ -235,24 +235,21 @@ def _jsonl_items(text: str) -> tuple[list[tuple[int | None, Any]], list[CaseProb
 
 
 def _yaml_items(text: str) -> tuple[list[tuple[int | None, Any]], list[CaseProblem]]:
-    import yaml
+    from skillshelf.core import yaml_loader  # PyYAML loads only when a YAML file is read
 
-    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # never a loader that builds objects
     try:
-        data = yaml.load(text, Loader=loader)  # a safe loader: plain data only
-        node = yaml.compose(text, Loader=loader)
-    except yaml.YAMLError as exc:
+        node = yaml_loader.compose(text, flavour="yaml11")
+        data = yaml_loader.construct(node, flavour="yaml11")
+    except yaml_loader.YAMLError as exc:
         return [], [CaseProblem("file", None, f"not valid YAML: {exc}")]
     return _top_level(data, _yaml_lines(node, _length(data)))
 
 
 def _yaml_lines(node: Any, count: int) -> list[int | None]:
     """The first line of each case in the composed YAML document."""
-    import yaml
-
-    if isinstance(node, yaml.MappingNode):
+    if getattr(node, "id", None) == "mapping":
         node = next((v for k, v in node.value if getattr(k, "value", None) == "cases"), None)
-    if isinstance(node, yaml.SequenceNode) and len(node.value) == count:
+    if getattr(node, "id", None) == "sequence" and len(node.value) == count:
         return [item.start_mark.line + 1 for item in node.value]
     return [None] * count
 
