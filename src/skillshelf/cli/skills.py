@@ -33,8 +33,10 @@ if TYPE_CHECKING:
 def validate(paths: tuple[str, ...], strict: bool, as_json: bool, include_hidden: bool) -> None:
     """Validate skill folders, SKILL.md files, or every skill under a root.
 
-    Exits 1 when any skill has an error. Lenient mode (the default) reports unknown keys, a
-    name/folder mismatch and an over-long description as warnings.
+    Exits 1 when any skill is invalid. The verdict is the one list, prompt and serve apply:
+    lenient mode (the default) fails only what a model cannot use (unreadable or non-YAML
+    frontmatter, no name or description, a name unsafe as a folder or command) and reports
+    name format, name/folder mismatch, lengths and unknown keys as warnings.
     """
     from skillshelf.skills.validate import validate_path
 
