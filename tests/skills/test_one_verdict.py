@@ -247,3 +247,20 @@ def test_is_valid_rule(
 ) -> None:
     assert is_valid(manifest, diagnostics, mode="lenient") is lenient
     assert is_valid(manifest, diagnostics, mode="strict") is strict
+
+
+def test_every_face_offers_exactly_the_skills_validate_passes(
+    cases_root: tuple[Path, dict[str, tuple[bool, bool]]],
+) -> None:
+    from skillshelf.mcpserver import SkillServer, Viewer
+    from skillshelf.tools.skill_tools import SkillTools
+
+    root, _ = cases_root
+    valid = {r.name for r in validate_path(root, include_hidden=True) if r.valid}
+    repo = Repository([root], include_hidden=True, cache_dir=False)
+    served = {s.name for s in SkillServer(repo).shelf.skills(Viewer())}
+    (load,) = SkillTools(repo).schemas("openai", tools=["skill_load"])
+    offered = set(load["function"]["parameters"]["properties"]["skill"]["enum"])
+    assert served == valid
+    assert offered == {s.name for s in repo.skills if s.model_invocable}
+    assert offered < valid
