@@ -5,11 +5,11 @@ from __future__ import annotations
 import pytest
 
 from skillshelf.core.frontmatter import (
-    MAX_YAML_NODES,
     FrontmatterError,
     decode_skill_md,
     parse_frontmatter,
 )
+from skillshelf.core.yaml_loader import MAX_YAML_NODES
 
 
 def _error(text: str, mode: str = "lenient") -> FrontmatterError:

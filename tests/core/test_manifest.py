@@ -39,10 +39,23 @@ def test_valid_skill_has_no_diagnostics() -> None:
         ("a" * 65, "name.too_long"),
     ],
 )
-def test_bad_names_report_their_code_as_errors(name: str, code: str) -> None:
-    manifest, diags = _build(f"name: {name}\ndescription: d", dir_name=name)
-    assert _codes(diags)[code] == "error"
-    assert manifest is not None  # lenient: reported, still usable
+def test_bad_names_are_errors_in_strict_and_warnings_in_lenient(name: str, code: str) -> None:
+    manifest, lenient = _build(f"name: {name}\ndescription: d", dir_name=name)
+    _, strict = _build(f"name: {name}\ndescription: d", dir_name=name, mode="strict")
+    assert _codes(strict)[code] == "error"
+    assert _codes(lenient)[code] == "warning"
+    assert manifest is not None
+
+
+@pytest.mark.parametrize("name", ["a/b", "..", "a\\b", '"line\\nbreak"', '"tab\\there"'])
+def test_names_unsafe_as_a_folder_or_command_are_lenient_errors(name: str) -> None:
+    _, lenient = _build(f"name: {name}\ndescription: d", dir_name=None)
+    assert _codes(lenient)["name.unsafe"] == "error"
+
+
+def test_strict_mode_reports_unsafe_names_as_skills_ref_does() -> None:
+    _, strict = _build("name: a/b\ndescription: d", dir_name=None, mode="strict")
+    assert _codes(strict) == {"name.chars": "error"}
 
 
 def test_uppercase_name_reports_name_case_with_line() -> None:
@@ -145,9 +158,10 @@ def test_non_mapping_metadata_is_reported_not_fatal() -> None:
     assert manifest is not None and manifest.metadata == {}
 
 
-def test_compatibility_too_long_is_an_error() -> None:
-    _, diags = _build(f"name: my-skill\ndescription: d\ncompatibility: {'x' * 501}")
-    assert _codes(diags) == {"compatibility.too_long": "error"}
+def test_compatibility_too_long_is_an_error_in_strict_and_a_warning_in_lenient() -> None:
+    text = f"name: my-skill\ndescription: d\ncompatibility: {'x' * 501}"
+    assert _codes(_build(text, mode="strict")[1]) == {"compatibility.too_long": "error"}
+    assert _codes(_build(text)[1]) == {"compatibility.too_long": "warning"}
 
 
 def test_unknown_keys_are_kept_verbatim_in_extra() -> None:

@@ -18,7 +18,6 @@ from skillshelf.mcpserver.files import (
     read_bytes,
     skill_files,
 )
-from skillshelf.mcpserver.server import substitute_arguments
 from skillshelf.mcpserver.shelf import Shelf
 from skillshelf.repository import Repository
 from skillshelf.testing import make_skill
@@ -144,21 +143,6 @@ def test_lowercase_skill_md_is_served_as_skill_md(tmp_path: Path) -> None:
     assert [f.relative for f in skill_files(skill, DigestCache()).files] == ["SKILL.md"]
     assert read_bytes(skill, "SKILL.md").startswith(b"---")
     assert [c.name for c in directory_children(skill, "")] == ["SKILL.md"]
-
-
-@pytest.mark.parametrize(
-    ("body", "arguments", "expected"),
-    [
-        ("Fix $ARGUMENTS now.", "issue 12", "Fix issue 12 now."),
-        ("First $ARGUMENTS[0], second $ARGUMENTS[1].", 'a "b c"', "First a, second b c."),
-        ("Missing $ARGUMENTS[5].", "a", "Missing ."),
-        ("Costs $5.", "", "Costs $5."),
-        ("No placeholder.", "extra words", "No placeholder.\n\nARGUMENTS: extra words\n"),
-        ("No placeholder.", "", "No placeholder."),
-    ],
-)
-def test_substitute_arguments(body: str, arguments: str, expected: str) -> None:
-    assert substitute_arguments(body, arguments) == expected
 
 
 def test_entry_frontmatter_reads_yaml_as_the_core_schema_does(tmp_path: Path) -> None:

@@ -21,12 +21,12 @@ from skillshelf.testing import make_skill
 from skillshelf.tools.skill_tools import (
     FATAL_INTERNAL_MESSAGE,
     FATAL_REPEAT_MESSAGE,
-    SKILL_TOOLS,
     DeclaredLoadError,
     SchemaFormat,
     SkillTools,
     ToolResult,
 )
+from skillshelf.tools.spec import SKILL_TOOLS
 
 # A PNG header: binary by name and by content.
 PNG = b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR" + bytes(64)

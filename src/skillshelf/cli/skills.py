@@ -33,8 +33,10 @@ if TYPE_CHECKING:
 def validate(paths: tuple[str, ...], strict: bool, as_json: bool, include_hidden: bool) -> None:
     """Validate skill folders, SKILL.md files, or every skill under a root.
 
-    Exits 1 when any skill has an error. Lenient mode (the default) reports unknown keys, a
-    name/folder mismatch and an over-long description as warnings.
+    Exits 1 when any skill is invalid. The verdict is the one list, prompt and serve apply:
+    lenient mode (the default) fails only what a model cannot use (unreadable or non-YAML
+    frontmatter, no name or description, a name unsafe as a folder or command) and reports
+    name format, name/folder mismatch, lengths and unknown keys as warnings.
     """
     from skillshelf.skills.validate import validate_path
 
@@ -356,8 +358,9 @@ def call(
 @click.option("--with-exec", is_flag=True, help="Include workspace_exec.")
 def tools(fmt: str, with_exec: bool, **kwargs: Any) -> None:
     """Print the JSON Schemas of the skill tools (skill is an enum of the visible names)."""
-    from skillshelf.tools.skill_tools import SKILL_TOOLS, SkillTools
+    from skillshelf.tools.skill_tools import SkillTools
+    from skillshelf.tools.spec import ALL_TOOLS, SKILL_TOOLS
 
     repo = repo_from(kwargs)
-    names = [*SKILL_TOOLS, "workspace_exec"] if with_exec else list(SKILL_TOOLS)
+    names = list(ALL_TOOLS if with_exec else SKILL_TOOLS)
     emit_json(SkillTools(repo).schemas(fmt, tools=names))  # type: ignore[arg-type]

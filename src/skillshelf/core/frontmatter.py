@@ -1,8 +1,10 @@
 """SKILL.md text → (frontmatter mapping, body), with line-numbered errors.
 
-This is the only module that sees raw YAML. Every scalar is loaded as a *string* (no implicit
-typing: ``version: 1.10`` stays ``"1.10"``, ``yes`` stays ``"yes"``), which is what skills-ref's
-strictyaml does and what the manifest layer expects; it decides what each key means.
+This is the only module that sees raw frontmatter YAML, which it reads through
+:mod:`~skillshelf.core.yaml_loader` (the one YAML entry point). Every scalar is loaded as a
+*string* (no implicit typing: ``version: 1.10`` stays ``"1.10"``, ``yes`` stays ``"yes"``),
+which is what skills-ref's strictyaml does and what the manifest layer expects; it decides
+what each key means.
 
 Two splitting rules exist:
 
@@ -24,6 +26,8 @@ from typing import Final, Literal
 
 import yaml
 
+from skillshelf.core.yaml_loader import MAX_YAML_NODES, compose, parse_events
+
 __all__ = [
     "Frontmatter",
     "FrontmatterError",
@@ -37,9 +41,6 @@ Mode = Literal["lenient", "strict"]
 YamlValue = str | list["YamlValue"] | dict[str, "YamlValue"]
 
 _BOM: Final = "\ufeff"
-# Aliases can make a tiny document describe an exponentially large value ("billion laughs");
-# a frontmatter never legitimately needs more nodes than this.
-MAX_YAML_NODES: Final = 10_000
 
 _STR_TAG: Final = "tag:yaml.org,2002:str"
 _SCALAR_TAGS: Final = frozenset(
@@ -282,55 +283,6 @@ def _parse_simple(fm_text: str) -> tuple[dict[str, YamlValue], dict[str, int]] |
 # --- YAML path -------------------------------------------------------------------------------
 
 
-class _StringLoader(yaml.CSafeLoader if hasattr(yaml, "CSafeLoader") else yaml.SafeLoader):  # type: ignore[misc]
-    """A safe loader that resolves every untagged scalar to a string."""
-
-
-_StringLoader.yaml_implicit_resolvers = {}
-
-
-class _StrictLoader(yaml.SafeLoader):
-    """The pure-Python loader, for strict mode: strictyaml's scanner is ruamel.yaml's fork of it.
-
-    It refuses tabs exactly where strictyaml does (libyaml takes more). Three of ruamel's changes
-    are copied: only ``\\n`` and ``\\r`` restart the column count, so ``\\x85``, ``\\u2028``
-    and ``\\u2029`` read the same; and, YAML 1.2 style, content after a ``...`` document end
-    marker is another document rather than skipped, and a ``:`` with no key maps the empty key.
-    """
-
-    def forward(self, length: int = 1) -> None:
-        if self.pointer + length + 1 >= len(self.buffer):
-            self.update(length + 1)
-        while length:
-            ch = self.buffer[self.pointer]
-            self.pointer += 1
-            self.index += 1
-            if ch == "\n" or (ch == "\r" and self.buffer[self.pointer] != "\n"):
-                self.line += 1
-                self.column = 0
-            elif ch != _BOM:
-                self.column += 1
-            length -= 1
-
-    def parse_document_end(self) -> yaml.DocumentEndEvent:
-        event = super().parse_document_end()
-        # YAML 1.2, as ruamel: after `...` anything but the end starts another (refused) document.
-        self.state = self.parse_implicit_document_start
-        return event
-
-    def parse_block_mapping_key(self) -> yaml.Event:
-        if self.check_token(yaml.ValueToken):
-            # YAML 1.2, as ruamel: a `:` with no key before it gives the empty key.
-            self.state = self.parse_block_mapping_value
-            mark = self.peek_token().start_mark  # type: ignore[no-untyped-call]
-            return self.process_empty_scalar(mark)
-        event: yaml.Event = super().parse_block_mapping_key()  # type: ignore[no-untyped-call]
-        return event
-
-
-_StrictLoader.yaml_implicit_resolvers = {}
-
-
 def _yaml_error(exc: yaml.YAMLError, first_line: int) -> FrontmatterError:
     mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
     line = mark.line + first_line if mark is not None else None
@@ -342,7 +294,7 @@ def _parse_yaml(fm_text: str, body: str, *, first_line: int, strict: bool) -> Fr
     if strict:
         _check_strict_subset(fm_text, first_line)
     try:
-        node = yaml.compose(fm_text, Loader=_StrictLoader if strict else _StringLoader)
+        node = compose(fm_text, flavour="strict" if strict else "strings")
     except yaml.YAMLError as exc:
         raise _yaml_error(exc, first_line) from None
     builder = _Builder(first_line, strict=strict)
@@ -370,7 +322,7 @@ def _parse_yaml(fm_text: str, body: str, *, first_line: int, strict: bool) -> Fr
 def _check_strict_subset(fm_text: str, first_line: int) -> None:
     """Refuse the YAML features strictyaml refuses, with its error family's wording."""
     try:
-        for event in yaml.parse(fm_text, Loader=_StrictLoader):
+        for event in parse_events(fm_text):
             problem = _strict_problem(event)
             if problem:
                 line = event.start_mark.line + first_line if event.start_mark else None

@@ -5,9 +5,12 @@ Two modes:
 * ``strict`` reproduces skills-ref 0.1.1: the same inputs are errors, with the same key phrases
   in the messages, in the same order. Anything else worth saying is at most a warning, so the
   accept/reject decision never differs from the reference.
-* ``lenient`` (the runtime default) understands the extensions real skills use and turns a
-  name/directory mismatch, an over-long description and unknown keys into warnings. A skill is
-  unusable (``manifest is None``) only without a name or a description.
+* ``lenient`` (the runtime default) understands the extensions real skills use and turns the
+  skills-ref rules real collections break (name format, name/directory mismatch, lengths,
+  unknown keys) into warnings. A name that is unsafe as a path segment or command word is an
+  error. :func:`skillshelf.core.verdict.is_valid` is the rule that decides validity.
+
+The manifest is None only without a usable name or description.
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ from typing import Final
 
 from skillshelf.core.diagnostics import Diagnostic, Severity
 from skillshelf.core.frontmatter import Frontmatter, Mode, YamlValue
+from skillshelf.core.verdict import rule_severity
 
 __all__ = [
     "ALIASES",
@@ -66,6 +70,8 @@ ALIASES: Final = {
 }
 _PLAIN_NAME: Final = re.compile(r"[a-z0-9]+(?:-[a-z0-9]+)*")
 _PLAIN_FIELDS: Final = SPEC_FIELDS - {"allowed-tools"}
+# Control characters and line/paragraph separators: they break a path, a URI or a command line.
+_UNSAFE_CATEGORIES: Final = frozenset({"Cc", "Zl", "Zp"})
 _TRUE: Final = frozenset({"true", "yes", "on", "y"})
 _FALSE: Final = frozenset({"false", "no", "off", "n"})
 
@@ -144,8 +150,9 @@ class _Collector:
         line = self.fm.lines.get(field) if field else None
         self.items.append(Diagnostic(code, severity, message, field, self.path, line))
 
-    def lenient_warning(self) -> Severity:
-        return "error" if self.mode == "strict" else "warning"
+    def rule(self, code: str, message: str, field: str | None = None) -> None:
+        """A skills-ref rule broken: its severity depends on the mode."""
+        self.add(code, rule_severity(code, mode=self.mode), message, field)
 
 
 def build_manifest(
@@ -200,9 +207,8 @@ def _check_fields(data: Mapping[str, YamlValue], out: _Collector) -> None:
         return
     extra = set(data) - allowed
     if extra:
-        out.add(
+        out.rule(
             "field.unknown",
-            out.lenient_warning(),
             f"Unexpected fields in frontmatter: {', '.join(sorted(extra))}. "
             f"Only {sorted(SPEC_FIELDS)} are allowed.",
             sorted(extra)[0],
@@ -221,40 +227,51 @@ def _check_name(data: Mapping[str, YamlValue], dir_name: str | None, out: _Colle
         return raw  # the common case: an ASCII kebab-case name equal to its folder's
     name = unicodedata.normalize("NFKC", raw.strip())
     if len(name) > MAX_NAME_LENGTH:
-        out.add(
+        out.rule(
             "name.too_long",
-            "error",
             f"Skill name '{name}' exceeds {MAX_NAME_LENGTH} character limit ({len(name)} chars)",
             "name",
         )
     if name != name.lower():
-        out.add("name.case", "error", f"Skill name '{name}' must be lowercase", "name")
+        out.rule("name.case", f"Skill name '{name}' must be lowercase", "name")
     if name.startswith("-") or name.endswith("-"):
-        out.add("name.hyphen_edge", "error", "Skill name cannot start or end with a hyphen", "name")
+        out.rule("name.hyphen_edge", "Skill name cannot start or end with a hyphen", "name")
     if "--" in name:
-        out.add(
+        out.rule(
             "name.consecutive_hyphens",
-            "error",
             "Skill name cannot contain consecutive hyphens",
             "name",
         )
     letters = name.replace("-", "")
     if letters and not letters.isalnum():
-        out.add(
+        out.rule(
             "name.chars",
-            "error",
             f"Skill name '{name}' contains invalid characters. "
             "Only letters, digits, and hyphens are allowed.",
             "name",
         )
+        if out.mode == "lenient" and _unsafe_name(name):
+            out.add(
+                "name.unsafe",
+                "error",
+                f"Skill name {name!r} cannot name a folder or a command: it has a control "
+                "character or a path separator, or is only dots",
+                "name",
+            )
     if dir_name is not None and unicodedata.normalize("NFKC", dir_name) != name:
-        out.add(
+        out.rule(
             "name.dir_mismatch",
-            out.lenient_warning(),
             f"Directory name '{dir_name}' must match skill name '{name}'",
             "name",
         )
     return name
+
+
+def _unsafe_name(name: str) -> bool:
+    # The name becomes a workspace folder, a skill:// URI segment and a /command word.
+    if not name.strip("."):
+        return True
+    return any(c in "/\\" or unicodedata.category(c) in _UNSAFE_CATEGORIES for c in name)
 
 
 def _check_description(data: Mapping[str, YamlValue], out: _Collector) -> str | None:
@@ -276,9 +293,8 @@ def _check_description(data: Mapping[str, YamlValue], out: _Collector) -> str | 
         )
         return None
     if len(raw) > MAX_DESCRIPTION_LENGTH:
-        out.add(
+        out.rule(
             "description.too_long",
-            out.lenient_warning(),
             f"Description exceeds {MAX_DESCRIPTION_LENGTH} character limit ({len(raw)} chars)",
             "description",
         )
@@ -290,14 +306,11 @@ def _check_compatibility(data: Mapping[str, YamlValue], out: _Collector) -> str 
         return None
     raw = data["compatibility"]
     if not isinstance(raw, str):
-        out.add(
-            "compatibility.type", "error", "Field 'compatibility' must be a string", "compatibility"
-        )
+        out.rule("compatibility.type", "Field 'compatibility' must be a string", "compatibility")
         return None
     if len(raw) > MAX_COMPATIBILITY_LENGTH:
-        out.add(
+        out.rule(
             "compatibility.too_long",
-            "error",
             f"Compatibility exceeds {MAX_COMPATIBILITY_LENGTH} character limit ({len(raw)} chars)",
             "compatibility",
         )

@@ -63,7 +63,14 @@ def parse_commands(message: str, names: Collection[str]) -> list[SlashCommand]:
 
 
 def expand(body: str, arguments: str, *, skill_dir: str) -> str:
-    """Substitute the placeholders of a skill body for one invocation."""
+    """Substitute the placeholders of a skill body for one invocation.
+
+    The one substitution for every face: a slash command in chat and the skill as an MCP
+    prompt render the same text. ``$ARGUMENTS`` is the whole argument text, ``$ARGUMENTS[N]``
+    and ``$N`` the N-th word from 0 (shell quoting respected; missing words are empty),
+    ``${SKILL_DIR}`` and ``${CLAUDE_SKILL_DIR}`` the skill's directory. A body that uses no
+    argument placeholder gets ``ARGUMENTS: …`` appended when there are arguments.
+    """
     try:
         positional = shlex.split(arguments)
     except ValueError:  # unbalanced quotes: split on whitespace rather than refuse
@@ -81,6 +88,6 @@ def expand(body: str, arguments: str, *, skill_dir: str) -> str:
         return positional[int(index)] if int(index) < len(positional) else ""
 
     out = _PLACEHOLDER.sub(replace, body)
-    if not used and arguments:
+    if not used and arguments.strip():
         out = out.rstrip("\n") + f"\n\nARGUMENTS: {arguments}\n"
     return out

@@ -25,7 +25,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
 
 from skillshelf.core.search import closest_names
 from skillshelf.errors import FileAccessError, SkillshelfError
-from skillshelf.tools.skill_tools import SKILL_TOOLS
+from skillshelf.tools.spec import ALL_TOOLS
 
 __all__ = [
     "CaseProblem",
@@ -46,7 +46,6 @@ _SUFFIXES: Final[dict[str, CasesFormat]] = {
     ".yml": "yaml",
 }
 _ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}")  # it names trace files
-_MODEL_TOOLS: Final = (*SKILL_TOOLS, "workspace_exec")
 
 
 @dataclass(frozen=True, slots=True)
@@ -236,24 +235,21 @@ def _jsonl_items(text: str) -> tuple[list[tuple[int | None, Any]], list[CaseProb
 
 
 def _yaml_items(text: str) -> tuple[list[tuple[int | None, Any]], list[CaseProblem]]:
-    import yaml
+    from skillshelf.core import yaml_loader  # PyYAML loads only when a YAML file is read
 
-    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # never a loader that builds objects
     try:
-        data = yaml.load(text, Loader=loader)  # a safe loader: plain data only
-        node = yaml.compose(text, Loader=loader)
-    except yaml.YAMLError as exc:
+        node = yaml_loader.compose(text, flavour="yaml11")
+        data = yaml_loader.construct(node, flavour="yaml11")
+    except yaml_loader.YAMLError as exc:
         return [], [CaseProblem("file", None, f"not valid YAML: {exc}")]
     return _top_level(data, _yaml_lines(node, _length(data)))
 
 
 def _yaml_lines(node: Any, count: int) -> list[int | None]:
     """The first line of each case in the composed YAML document."""
-    import yaml
-
-    if isinstance(node, yaml.MappingNode):
+    if getattr(node, "id", None) == "mapping":
         node = next((v for k, v in node.value if getattr(k, "value", None) == "cases"), None)
-    if isinstance(node, yaml.SequenceNode) and len(node.value) == count:
+    if getattr(node, "id", None) == "sequence" and len(node.value) == count:
         return [item.start_mark.line + 1 for item in node.value]
     return [None] * count
 
@@ -318,8 +314,8 @@ def check_cases(cases: Iterable[EvalCase], skills: Mapping[str, Path | None]) ->
         where = f"case {number} ({case.id})"
         problems.extend(_skill_problems(case, where, skills, loadable))
         for tool in case.expected_params:
-            if tool not in _MODEL_TOOLS:
-                hint = _did_you_mean(tool, _MODEL_TOOLS)
+            if tool not in ALL_TOOLS:
+                hint = _did_you_mean(tool, ALL_TOOLS)
                 message = f"unknown tool {tool!r}{hint}"
                 problems.append(CaseProblem(where, f"expected_params.{tool}", message))
     if problems:

@@ -9,8 +9,6 @@ is a real :class:`mcp.server.extension.Extension`, applied the way ``MCPServer``
 from __future__ import annotations
 
 import logging
-import re
-import shlex
 import uuid
 from collections import OrderedDict
 from typing import TYPE_CHECKING, Any, Final
@@ -55,6 +53,7 @@ from skillshelf._version import __version__
 from skillshelf.core.catalog import CatalogEntry, render_catalog
 from skillshelf.core.mime import SNIFF_BYTES, guess_mime
 from skillshelf.core.session import LoadMode
+from skillshelf.core.slash import expand
 from skillshelf.mcpserver.extension import (
     SkillsExtension,
     decode_cursor,
@@ -74,7 +73,8 @@ from skillshelf.mcpserver.shelf import SKILLS_EXTENSION, Shelf, Viewer, Visibili
 from skillshelf.repository import Changes, Repository
 from skillshelf.skills.skill import Skill
 from skillshelf.stores import SessionStore, open_store
-from skillshelf.tools.skill_tools import SKILL_TOOLS, SkillTools
+from skillshelf.tools.skill_tools import SkillTools
+from skillshelf.tools.spec import ALL_TOOLS, SKILL_TOOLS
 
 if TYPE_CHECKING:
     from skillshelf.exec.runner import Executor
@@ -93,7 +93,6 @@ _PREFACE: Final = (
     "follow its instructions. Read the skill's other files with skill_read_file only when "
     "the instructions point to them.\n\n"
 )
-_ARG_INDEX: Final = re.compile(r"\$ARGUMENTS\[(\d+)\]")
 
 
 class SkillServer:
@@ -137,9 +136,7 @@ class SkillServer:
         self.store = store if store is not None else open_store(None)
         self.load_mode: LoadMode = load_mode
         self.instructions_budget = instructions_budget
-        self.tool_names: tuple[str, ...] = (
-            (*SKILL_TOOLS, "workspace_exec") if enable_exec else SKILL_TOOLS
-        )
+        self.tool_names: tuple[str, ...] = ALL_TOOLS if enable_exec else SKILL_TOOLS
         self.bus = InMemorySubscriptionBus()
         self._stdio_session = uuid.uuid4().hex
         self._sessions: OrderedDict[str, ServerSession] = OrderedDict()
@@ -372,7 +369,8 @@ class SkillServer:
             )
             if skill is None or not visible or not skill.manifest.user_invocable:
                 raise MCPError(code=INVALID_PARAMS, message=f"Unknown prompt: {params.name}")
-            text = substitute_arguments(skill.body(), arguments)
+            # The same substitution as a slash command in chat, so both render alike.
+            text = expand(skill.body(), arguments, skill_dir=skill.directory)
             message = PromptMessage(role="user", content=TextContent(type="text", text=text))
             return GetPromptResult(description=skill.description, messages=[message])
 
@@ -443,28 +441,6 @@ def _prompt(skill: Skill) -> Prompt:
     hint = skill.manifest.argument_hint or "Text that replaces $ARGUMENTS in the skill."
     argument = PromptArgument(name="arguments", description=hint, required=False)
     return Prompt(name=skill.name, description=skill.description, arguments=[argument])
-
-
-def substitute_arguments(body: str, arguments: str) -> str:
-    """Put a slash command's arguments into a skill body.
-
-    ``$ARGUMENTS`` is the whole string and ``$ARGUMENTS[N]`` the N-th word, counting from 0
-    (shell quoting respected). A body that uses none of them gets the arguments appended.
-    """
-    try:
-        words = shlex.split(arguments)
-    except ValueError:  # unbalanced quotes: fall back to plain words
-        words = arguments.split()
-    used = "$ARGUMENTS" in body or _ARG_INDEX.search(body) is not None
-
-    def word(match: re.Match[str]) -> str:
-        index = int(match.group(1))
-        return words[index] if index < len(words) else ""
-
-    text = _ARG_INDEX.sub(word, body).replace("$ARGUMENTS", arguments)
-    if not used and arguments.strip():
-        text = f"{text.rstrip()}\n\nARGUMENTS: {arguments}\n"
-    return text
 
 
 def _as_text(data: bytes) -> str | None:

@@ -9,18 +9,15 @@ everywhere.
 from __future__ import annotations
 
 import datetime
-import functools
 import logging
 import math
 import os
-import re
 import threading
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final
 
-import yaml
-
+from skillshelf.core import yaml_loader
 from skillshelf.core.frontmatter import FrontmatterError, decode_skill_md, parse_frontmatter
 from skillshelf.mcpserver.files import (
     DigestCache,
@@ -146,8 +143,11 @@ class Shelf:
         try:
             raw, _mtime, _size = read_skill_md(path, full=True)
             text, _problem = decode_skill_md(raw, mode="lenient")
-            data = _jsonable(_safe_load(parse_frontmatter(text, mode="lenient").text))
-        except (yaml.YAMLError, FrontmatterError) as exc:  # tolerated by the lenient parser,
+            fm_text = parse_frontmatter(text, mode="lenient").text
+            # YAML 1.2's core schema, as a host parsing the SKILL.md itself reads it (PyYAML's
+            # YAML 1.1 would turn `yes` into true and `010` into 8): the entry must match.
+            data = _jsonable(yaml_loader.load(fm_text, flavour="core"))
+        except (yaml_loader.YAMLError, FrontmatterError) as exc:  # tolerated by the lenient parser,
             # or an edit since the scan
             logger.warning(
                 "frontmatter of %s is not plain YAML (%s); serving name and description only",
@@ -170,56 +170,6 @@ class Shelf:
             self._frontmatter.clear()
             self._roots.clear()
             self._files.clear()
-
-
-def _safe_load(text: str) -> object:
-    """Load YAML as YAML 1.2's core schema does (what JavaScript's ``yaml`` and most hosts do).
-
-    PyYAML implements YAML 1.1, where ``yes``/``no``/``on``/``off`` are booleans, ``010`` is
-    octal and unquoted dates are timestamps; a host parsing the SKILL.md itself would read
-    those as strings and 10, and the entry's frontmatter must be identical to what it reads.
-    """
-    return yaml.load(text, Loader=_core_schema_loader())
-
-
-@functools.cache
-def _core_schema_loader() -> type[Any]:
-    base: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-    replaced = {_BOOL, _INT, _FLOAT, _TIMESTAMP}
-
-    class CoreSchemaLoader(base):  # type: ignore[misc]
-        """A safe loader with YAML 1.2 core-schema scalars."""
-
-    CoreSchemaLoader.yaml_implicit_resolvers = {
-        first: [(tag, rx) for tag, rx in rows if tag not in replaced]
-        for first, rows in base.yaml_implicit_resolvers.items()
-    }
-    CoreSchemaLoader.add_implicit_resolver(_BOOL, _CORE_BOOL, list("tTfF"))
-    CoreSchemaLoader.add_implicit_resolver(_INT, _CORE_INT, list("-+0123456789"))
-    CoreSchemaLoader.add_implicit_resolver(_FLOAT, _CORE_FLOAT, list("-+0123456789."))
-    CoreSchemaLoader.add_constructor(_INT, _construct_core_int)
-    return CoreSchemaLoader
-
-
-def _construct_core_int(loader: Any, node: Any) -> int:
-    value = str(loader.construct_scalar(node))
-    if value.startswith("0o"):
-        return int(value[2:], 8)
-    if value.startswith("0x"):
-        return int(value[2:], 16)
-    return int(value, 10)
-
-
-_BOOL: Final = "tag:yaml.org,2002:bool"
-_INT: Final = "tag:yaml.org,2002:int"
-_FLOAT: Final = "tag:yaml.org,2002:float"
-_TIMESTAMP: Final = "tag:yaml.org,2002:timestamp"
-_CORE_BOOL: Final = re.compile(r"^(?:true|True|TRUE|false|False|FALSE)$")
-_CORE_INT: Final = re.compile(r"^(?:[-+]?[0-9]+|0o[0-7]+|0x[0-9a-fA-F]+)$")
-_CORE_FLOAT: Final = re.compile(
-    r"^(?:[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?"
-    r"|[-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN))$"
-)
 
 
 def _jsonable(value: object) -> Any:

@@ -401,11 +401,11 @@ class Repository:
         directory, _, md_name = found.skill_md.rpartition(os.sep)
         mtime_ns, size, manifest_row, diag_rows = found.row
         parsed = found.parsed
-        if parsed is not None and parsed.manifest is not None:
+        if parsed is not None and parsed.valid and parsed.manifest is not None:
             skill = Skill(
                 parsed.manifest, directory, md_name, root, parsed.diagnostics, mtime_ns, size
             )
-        elif manifest_row is not None:
+        elif parsed is None and manifest_row is not None:
             skill = Skill.from_row(
                 manifest_row,
                 diag_rows,

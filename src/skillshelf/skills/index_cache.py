@@ -32,10 +32,10 @@ __all__ = [
 ]
 
 # Bump when the parsed form changes, so stale caches are ignored rather than misread.
-_FORMAT: Final = "skillshelf-index-3"
+_FORMAT: Final = "skillshelf-index-4"
 _manifest_row: Final = operator.attrgetter(*(f.name for f in fields(Manifest)))
 
-# (mtime_ns, size, manifest fields in order or None, diagnostics as tuples)
+# (mtime_ns, size, manifest fields in order or None when not valid, diagnostics as tuples)
 Row = tuple[int, int, tuple[Any, ...] | None, tuple[tuple[Any, ...], ...]]
 Index = dict[str, Row]
 
@@ -89,8 +89,12 @@ def save_index(cache_dir: Path, key: str, index: Index) -> None:
 
 
 def encode_row(parsed: ParsedSkillMd) -> Row:
-    """The index row for a parse result: ``(mtime_ns, size, manifest_row, diagnostic_rows)``."""
-    manifest = None if parsed.manifest is None else _manifest_row(parsed.manifest)
+    """The index row for a parse result: ``(mtime_ns, size, manifest_row, diagnostic_rows)``.
+
+    The manifest is stored only for a valid skill, so a reused row gives the same verdict
+    without decoding its diagnostics.
+    """
+    manifest = _manifest_row(parsed.manifest) if parsed.valid and parsed.manifest else None
     diags = tuple(
         (d.code, d.severity, d.message, d.field, d.path, d.line) for d in parsed.diagnostics
     )

@@ -15,6 +15,7 @@ from skillshelf.core.frontmatter import (
     parse_frontmatter,
 )
 from skillshelf.core.manifest import Manifest, build_manifest
+from skillshelf.core.verdict import is_valid
 from skillshelf.errors import SkillshelfError
 
 __all__ = [
@@ -187,11 +188,13 @@ class ParsedSkillMd:
     """The outcome of reading one SKILL.md.
 
     Attributes:
-        manifest: The manifest, or None when the skill is unusable.
+        manifest: The manifest, or None when none could be built.
         diagnostics: Everything found, errors first in skills-ref's order.
         mtime_ns: Modification time of the file read (0 if it could not be opened).
         size: Size of the file read.
         body: The body, when the whole file was read and the frontmatter parsed.
+        valid: The verdict (:func:`~skillshelf.core.verdict.is_valid`) in the mode it was
+            read in: only a valid skill is usable, and a manifest may exist without it.
     """
 
     manifest: Manifest | None
@@ -199,6 +202,7 @@ class ParsedSkillMd:
     mtime_ns: int = 0
     size: int = 0
     body: str | None = None
+    valid: bool = False
 
 
 def read_skill_md(path: Path | str, *, full: bool) -> tuple[bytes, int, int]:
@@ -297,4 +301,11 @@ def parse_skill_md(
                 problem.line,
             )
         )
-    return ParsedSkillMd(manifest, tuple(diagnostics), mtime_ns, size, None if partial else fm.body)
+    return ParsedSkillMd(
+        manifest,
+        tuple(diagnostics),
+        mtime_ns,
+        size,
+        None if partial else fm.body,
+        is_valid(manifest, diagnostics, mode=mode),
+    )

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 
-from skillshelf.core.diagnostics import Diagnostic, has_errors
+from skillshelf.core.diagnostics import Diagnostic
 from skillshelf.core.frontmatter import Mode
 from skillshelf.skills.discovery import DEFAULT_MAX_DEPTH, DEFAULT_MAX_DIRS, WalkOptions, walk_root
 from skillshelf.skills.skill import SKILL_MD_NAMES
@@ -21,16 +21,15 @@ class ValidationReport:
         path: The skill folder (or the path given, when it holds no skill).
         name: The skill's name, when the frontmatter has a usable one.
         diagnostics: Everything found, errors first.
+        valid: The verdict of :func:`~skillshelf.core.verdict.is_valid` for a skill folder
+            (the one every face applies); for a path that holds no skill, False; for the
+            walk's own findings about a root, whether none is an error.
     """
 
     path: str
     name: str | None
     diagnostics: tuple[Diagnostic, ...]
-
-    @property
-    def valid(self) -> bool:
-        """True when no diagnostic is an error."""
-        return not has_errors(self.diagnostics)
+    valid: bool
 
     def to_dict(self) -> dict[str, object]:
         """The JSON shape of ``skillshelf validate --json``."""
@@ -78,6 +77,7 @@ def validate_path(
             os.path.dirname(found.skill_md),
             found.parsed.manifest.name if found.parsed.manifest else None,
             found.parsed.diagnostics,
+            found.parsed.valid,
         )
         for found in result.found
         if found.parsed is not None
@@ -90,7 +90,8 @@ def validate_path(
             message += " (and no skill folders below it)"
         reports.append(_fail(given, "file.missing", message, extra=result.diagnostics))
     elif result.diagnostics:
-        reports.append(ValidationReport(given, None, tuple(result.diagnostics)))
+        root_ok = all(d.severity != "error" for d in result.diagnostics)
+        reports.append(ValidationReport(given, None, tuple(result.diagnostics), root_ok))
     return reports
 
 
@@ -98,7 +99,7 @@ def _fail(
     path: str, code: str, message: str, *, extra: list[Diagnostic] | None = None
 ) -> ValidationReport:
     diag = Diagnostic(code, "error", message, None, path)
-    return ValidationReport(path, None, (diag, *(extra or [])))
+    return ValidationReport(path, None, (diag, *(extra or [])), False)
 
 
 def _mark_duplicates(reports: list[ValidationReport]) -> list[ValidationReport]:
@@ -114,7 +115,9 @@ def _mark_duplicates(reports: list[ValidationReport]) -> list[ValidationReport]:
                 "name",
                 report.path,
             )
-            report = ValidationReport(report.path, report.name, (*report.diagnostics, diag))
+            report = ValidationReport(
+                report.path, report.name, (*report.diagnostics, diag), report.valid
+            )
         elif report.name is not None:
             first[report.name] = report.path
         out.append(report)

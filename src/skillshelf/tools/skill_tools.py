@@ -28,6 +28,7 @@ from skillshelf.repository import Repository
 from skillshelf.skills.content import list_docs, render_load
 from skillshelf.skills.skill import Skill
 from skillshelf.stores import SessionStore, open_store
+from skillshelf.tools.spec import ALL_TOOLS, SKILL_TOOLS
 
 if TYPE_CHECKING:
     from skillshelf.exec.runner import Executor
@@ -37,15 +38,6 @@ __all__ = ["DeclaredLoadError", "SkillTools", "ToolResult", "ToolStatus"]
 
 ToolStatus = Literal["ok", "recoverable", "fatal"]
 SchemaFormat = Literal["openai", "anthropic", "mcp"]
-SKILL_TOOLS: Final = (
-    "skill_search",
-    "skill_list",
-    "skill_load",
-    "skill_list_docs",
-    "skill_select_docs",
-    "skill_read_file",
-    "skill_unload",
-)
 _DESC_CHARS: Final = 200
 # True while a declared (user or harness) load runs: it may load user-only skills.
 _BY_USER: ContextVar[bool] = ContextVar("skillshelf_declared_load", default=False)
@@ -154,7 +146,7 @@ class SkillTools:
     @property
     def tool_names(self) -> tuple[str, ...]:
         """The tools offered: the seven skill tools, plus ``workspace_exec`` when enabled."""
-        return (*SKILL_TOOLS, "workspace_exec") if self.workspace is not None else SKILL_TOOLS
+        return ALL_TOOLS if self.workspace is not None else SKILL_TOOLS
 
     # -- visibility and schemas ----------------------------------------------------------
 
