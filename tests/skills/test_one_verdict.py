@@ -17,6 +17,7 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
+from corpus_paths import CORPUS
 from skillshelf.cli import main
 from skillshelf.core.diagnostics import Diagnostic
 from skillshelf.core.frontmatter import Mode
@@ -27,15 +28,6 @@ from skillshelf.skills.validate import validate_path
 from skillshelf.testing import make_skill
 
 REPO = Path(__file__).resolve().parents[2]
-# The corpus of real collections: in the repository once it is copied in, else beside the
-# main checkout (../shared/corpus) where the shared workspace keeps it.
-_CORPUS_CANDIDATES = [
-    REPO / "corpus",
-    REPO / "tests" / "corpus",
-    REPO.parent / "shared" / "corpus",
-    REPO.parent.parent / "shared" / "corpus",
-]
-CORPUS = next((c for c in _CORPUS_CANDIDATES if c.is_dir()), _CORPUS_CANDIDATES[0])
 
 Maker = Callable[[Path], object]
 
@@ -207,7 +199,6 @@ def test_a_cached_index_gives_the_same_verdict(
             assert usable == {f for f, verdicts in expected.items() if verdicts[column]}
 
 
-@pytest.mark.skipif(not CORPUS.is_dir(), reason=f"corpus not found at {CORPUS}")
 @pytest.mark.parametrize("mode", ["lenient", "strict"])
 def test_validate_and_the_runtime_agree_on_every_corpus_skill(mode: Mode) -> None:
     roots = sorted(p for p in CORPUS.glob("*/skills") if p.is_dir())
@@ -218,7 +209,6 @@ def test_validate_and_the_runtime_agree_on_every_corpus_skill(mode: Mode) -> Non
         assert validated  # every collection holds skills
 
 
-@pytest.mark.skipif(not CORPUS.is_dir(), reason=f"corpus not found at {CORPUS}")
 def test_validate_json_and_list_all_json_agree_on_every_corpus_skill() -> None:
     runner = CliRunner()
     for root in sorted(p for p in CORPUS.glob("*/skills") if p.is_dir()):
