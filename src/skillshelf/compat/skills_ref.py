@@ -36,6 +36,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
 
+from skillshelf.errors import SkillshelfError
+
 from skillshelf.core.frontmatter import Frontmatter, FrontmatterError, decode_skill_md
 from skillshelf.core.frontmatter import parse_frontmatter as _parse_frontmatter
 from skillshelf.core.manifest import (
@@ -109,7 +111,7 @@ SKILLS_REF_MODULES: Final[dict[str, tuple[str, ...]]] = {
 }
 
 
-class SkillError(Exception):
+class SkillError(SkillshelfError):
     """Base exception for all skill-related errors."""
 
 

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Final
 from urllib.parse import quote, unquote
 
-from skillshelf.errors import FileAccessError
+from skillshelf.errors import FileAccessError, SkillshelfError
 from skillshelf.skills.paths import safe_join
 from skillshelf.skills.skill import Skill
 
@@ -65,7 +65,7 @@ _PLAIN_PATH: Final = re.compile(
 )  # the built-in table only: same answer everywhere
 
 
-class UriError(Exception):
+class UriError(SkillshelfError):
     """A URI that names nothing this server serves (JSON-RPC -32602)."""
 
 

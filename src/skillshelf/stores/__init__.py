@@ -54,7 +54,8 @@ _URL_FORMS = "'memory:', 'sqlite:PATH', 'sqlite:///PATH' or 'redis://host:port/d
 
 
 class StoreError(SkillshelfError):
-    """A session store cannot be used: a missing driver, or a file written by a newer version."""
+    """A session store failed: it cannot be reached or opened, a newer version wrote it, or it
+    holds a document that is not valid JSON of the right shape."""
 
 
 class StoreConflictError(StoreError):
@@ -89,6 +90,7 @@ class SessionStore(Protocol):
             TypeError: ``fn`` returned something that is not a JSON-serialisable dict; the
                 stored document is unchanged.
             StoreConflictError: The store gave up retrying under contention.
+            StoreError: The store cannot be reached, or holds a corrupt document.
         """
         ...
 
@@ -181,7 +183,12 @@ def _encode(doc: object) -> str:
 def _decode(raw: str | bytes | None) -> Doc | None:
     if raw is None:
         return None
-    doc: Doc = json.loads(raw)
+    try:
+        doc = json.loads(raw)
+    except ValueError as exc:  # JSONDecodeError, and UnicodeDecodeError for bytes
+        raise StoreError(f"A stored session document is not valid JSON: {exc}") from exc
+    if not isinstance(doc, dict):
+        raise StoreError(f"A stored session document is a JSON {type(doc).__name__}, not an object")
     return doc
 
 
