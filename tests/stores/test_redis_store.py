@@ -10,7 +10,7 @@ import pytest
 import redis
 
 from skillshelf.errors import MissingExtraError, UsageError
-from skillshelf.stores import Doc, StoreConflictError, StoreError
+from skillshelf.stores import Doc, StoreConflictError
 from skillshelf.stores.redis import RedisStore
 
 _TTL_S = 100

@@ -1,4 +1,4 @@
-"""A session store that fails inside a tool call: fatal, logged, never raised, and over once fixed."""
+"""A session store failing inside a tool call: fatal, logged, never raised, over once fixed."""
 
 from __future__ import annotations
 

@@ -8,7 +8,6 @@ back (never an exception), its message is useful, and the loaded state is unchan
 from __future__ import annotations
 
 import logging
-
 import os
 from pathlib import Path
 from typing import Any

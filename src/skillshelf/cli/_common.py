@@ -16,13 +16,13 @@ from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
 
 import click
 
+from skillshelf.cli.errors import EXIT_FAILED
+
 if TYPE_CHECKING:
     from skillshelf.repository import Repository
 
 
 F = TypeVar("F", bound=Callable[..., Any])
-
-EXIT_FAILED = 1
 
 
 def fail(message: str) -> NoReturn:

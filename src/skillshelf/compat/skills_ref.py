@@ -36,8 +36,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
 
-from skillshelf.errors import SkillshelfError
-
 from skillshelf.core.frontmatter import Frontmatter, FrontmatterError, decode_skill_md
 from skillshelf.core.frontmatter import parse_frontmatter as _parse_frontmatter
 from skillshelf.core.manifest import (
@@ -47,6 +45,7 @@ from skillshelf.core.manifest import (
 )
 from skillshelf.core.manifest import MAX_DESCRIPTION_LENGTH as _MAX_DESCRIPTION_LENGTH
 from skillshelf.core.manifest import MAX_NAME_LENGTH as _MAX_NAME_LENGTH
+from skillshelf.errors import SkillshelfError
 from skillshelf.skills.skill import SKILL_MD_NAMES
 
 __all__ = [

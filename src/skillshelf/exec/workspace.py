@@ -371,12 +371,16 @@ def check_allowed(policy: ExecPolicy, argv: Sequence[str]) -> None:
     program = argv[0] if argv else ""
     if list(argv[:2]) == ["/bin/sh", "-c"] and len(argv) == 3:
         if _SHELL_CONTROL.search(argv[2]):
-            raise ToolRetry("Refused: the command chains programs; the policy allows single commands only.")
+            raise ToolRetry(
+                "Refused: the command chains programs; the policy allows single commands only."
+            )
         words = argv[2].split()
         program = words[0] if words else ""
     if os.path.basename(program) not in policy.allowed_commands:
         allowed = ", ".join(policy.allowed_commands) or "none"
-        raise ToolRetry(f"Refused: {_clip(program)!r} is not an allowed command (allowed: {allowed}).")
+        raise ToolRetry(
+            f"Refused: {_clip(program)!r} is not an allowed command (allowed: {allowed})."
+        )
 
 
 def execute(

@@ -109,6 +109,10 @@ def materialize(root: str, cache_dir: Path, *, limits: ArchiveLimits | None = No
     """Turn an archive or URL root into an extracted folder under ``cache_dir``.
 
     Never raises for bad input: every problem becomes a diagnostic on ``root``.
+
+    Raises:
+        MissingExtraError: A URL root without httpx (the ``remote`` extra): an installation
+            problem, not one of the root's.
     """
     limits = limits or ArchiveLimits()
     try:
@@ -192,7 +196,7 @@ def extract_archive(
             if not target_path.is_dir():
                 raise
             shutil.rmtree(staging, ignore_errors=True)  # another process won the race
-    except BaseException:
+    except BaseException:  # broad on purpose: no half-extracted tree survives, ^C too; re-raised
         shutil.rmtree(staging, ignore_errors=True)
         raise
     return target_path

@@ -23,7 +23,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
-from skillshelf.errors import SkillshelfError, UsageError
+from skillshelf.errors import ConfigError, SkillshelfError, UsageError
 
 if TYPE_CHECKING:
     from skillshelf.stores.memory import MemoryStore
@@ -117,7 +117,8 @@ def open_store(url: str | None) -> SessionStore:
             ``rediss://…`` for Redis.
 
     Raises:
-        UsageError: The URL has an unknown scheme or no path.
+        ConfigError: The URL has an unknown scheme or no path.
+        MissingExtraError: A Redis URL without the ``redis`` extra installed.
         StoreError: The store cannot be opened (see each store's constructor).
     """
     if url is None or url in ("memory:", "memory://"):
@@ -132,7 +133,7 @@ def open_store(url: str | None) -> SessionStore:
         from skillshelf.stores.sqlite import SQLiteStore
 
         return SQLiteStore(_sqlite_path(url))
-    raise UsageError(f"Unknown session store URL {url!r}; expected {_URL_FORMS}.")
+    raise ConfigError(f"Unknown session store URL {url!r}; expected {_URL_FORMS}.")
 
 
 def _sqlite_path(url: str) -> Path:
@@ -140,11 +141,11 @@ def _sqlite_path(url: str) -> Path:
     if rest.startswith("///"):
         rest = rest[3:]
     elif rest.startswith("//"):
-        raise UsageError(
+        raise ConfigError(
             f"A SQLite URL names no host: use 'sqlite:PATH' or 'sqlite:///PATH' in {url!r}."
         )
     if not rest or rest == ":memory:":
-        raise UsageError(f"{url!r} names no database file; use 'memory:' for an in-memory store.")
+        raise ConfigError(f"{url!r} names no database file; use 'memory:' for an in-memory store.")
     return Path(rest).expanduser()
 
 
