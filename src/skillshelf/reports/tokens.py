@@ -102,8 +102,9 @@ def get_counter(
             them; None reads ``$SKILLSHELF_TOKENS_BACKEND`` (default ``auto``).
 
     Raises:
-        UsageError: An unknown encoding or backend, or a backend that was asked for by name
-            and cannot count offline.
+        UsageError: An unknown encoding or backend.
+        MissingExtraError: A backend asked for by name is not installed (the ``tokens`` extra).
+        ConfigError: A backend asked for by name cannot count offline here.
     """
     if encoding not in get_args(EncodingName):
         raise UsageError(f"Unknown encoding {encoding!r}; use o200k_base or cl100k_base")
