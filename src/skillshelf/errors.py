@@ -1,31 +1,108 @@
-"""Errors raised by skillshelf.
+"""Every error skillshelf raises, in three families kept apart on purpose.
 
-Three families, kept apart on purpose:
+**1. Library errors** — :class:`SkillshelfError` and its subclasses. Something about the skills,
+the files, the environment or a provider is wrong; a caller may catch these and report them
+(the CLI prints ``error: message`` and exits 1)::
 
-* **Library errors** — :class:`SkillshelfError` and its subclasses. Something about the
-  skills, the files or the environment is wrong; a caller may catch these and report them.
-* **Developer misuse** — :class:`UsageError`. The calling code passed something that can
-  never work (a negative budget, an unknown format). Fix the code, don't catch it.
-* **Signals meant for the model** — :class:`ToolError`. Raised inside a model-facing tool
-  and turned into a graded tool result, never a crash. ``recoverable`` tells the model
-  whether retrying with other arguments can help.
+    SkillshelfError
+    ├── ConfigError                   a bad store URL, model spec or environment variable (exit 2)
+    │   └── MissingExtraError         an optional extra is not installed (exit 2, names the extra)
+    ├── SkillNotFoundError            no visible skill has that name
+    ├── FileAccessError               a file in a skill is refused, missing or unreadable
+    ├── core.frontmatter.FrontmatterError     SKILL.md frontmatter cannot be parsed
+    ├── core.slash.SlashCommandError          /name invokes an unknown or model-only skill
+    ├── skills.archive.ArchiveError           an archive or URL root cannot be used
+    ├── trust.lockfile.LockfileError          the lockfile cannot be read or written
+    ├── stores.StoreError                     a session store failed (down, corrupt document)
+    │   └── stores.StoreConflictError         an update kept colliding with other writers
+    ├── exec.runner.SandboxUnavailableError   no sandbox can run commands here
+    ├── tools.skill_tools.DeclaredLoadError   a declared load names an unknown skill or doc
+    ├── models.ModelError                     the model provider failed
+    │   ├── models.ModelAuthError             the provider rejected the credentials
+    │   └── models.TransientModelError        worth retrying (HTTP 5xx/429, connection)
+    ├── agent.results.AgentError              a run ended without a final answer
+    │   ├── MaxStepsError, RepeatedToolFailureError, EmptyResponseError
+    ├── agent.history.HistoryError            a stored conversation cannot be read
+    ├── evals: CasesError, BaselineError, OutputDirError, EvalAbortedError
+    ├── mcpserver.files.UriError              a skill:// URI names nothing servable
+    └── compat.skills_ref.SkillError          skills-ref's own names (ParseError, ValidationError)
+
+Subclasses live beside the code that raises them (a layer may not import one above it); each
+derives from a class here, so ``except SkillshelfError`` catches them all.
+
+**2. Developer misuse** — :class:`UsageError`. The calling code passed something that can never
+work (a negative budget, an unknown schema format, a closed store). Fix the code, don't catch it.
+It is not a :class:`SkillshelfError`. Bad *user* input (a store URL, a model spec) is a
+:class:`ConfigError`, and a command the model sent is answered with a signal, never either.
+
+**3. Signals meant for the model** — :class:`ToolRetry` and :class:`ToolFailed` (both
+:class:`ToolError`). Raised inside a model-facing tool — the skill tools, the workspace's policy
+and your own :class:`~skillshelf.tools.user_tools.Tool` functions — and turned into a graded tool
+result, never a crash: ``ToolRetry`` is *recoverable* (the model may fix its arguments and try
+again), ``ToolFailed`` is *fatal* (stop retrying; tell the user).
 """
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Final, Literal
 
 __all__ = [
+    "ConfigError",
     "FileAccessError",
+    "MissingExtraError",
     "SkillNotFoundError",
     "SkillshelfError",
     "ToolError",
+    "ToolFailed",
+    "ToolRetry",
     "UsageError",
 ]
+
+# Top-level module → the extra that installs it (pyproject's [project.optional-dependencies]).
+EXTRA_OF_MODULE: Final = {
+    "openai": "openai",
+    "anthropic": "anthropic",
+    "mcp": "mcp",
+    "mcp_types": "mcp",
+    "redis": "redis",
+    "httpx": "remote",
+    "watchfiles": "watch",
+    "tiktoken": "tokens",
+    "tiktoken_ext": "tokens",
+    "bpe_openai": "tokens",
+}
 
 
 class SkillshelfError(Exception):
     """Base class of every error skillshelf raises about skills, files or the environment."""
+
+
+class ConfigError(SkillshelfError):
+    """The configuration cannot work: a bad store URL, model spec or environment variable."""
+
+
+class MissingExtraError(ConfigError):
+    """An optional extra is needed and not installed.
+
+    Attributes:
+        extra: The extra to install (``pip install 'skillshelf[EXTRA]'``).
+        module: The module that could not be imported.
+    """
+
+    def __init__(self, extra: str, *, module: str, feature: str) -> None:
+        self.extra = extra
+        self.module = module
+        super().__init__(
+            f"{feature} needs the {module!r} package, from the {extra!r} extra: "
+            f"pip install 'skillshelf[{extra}]'"
+        )
+
+    @classmethod
+    def from_import_error(cls, exc: ImportError, *, feature: str) -> MissingExtraError | None:
+        """The error for a failed import of an optional extra's module; None for any other."""
+        module = (exc.name or "").partition(".")[0]
+        extra = EXTRA_OF_MODULE.get(module)
+        return None if extra is None else cls(extra, module=module, feature=feature)
 
 
 class SkillNotFoundError(SkillshelfError):
@@ -64,6 +141,8 @@ class UsageError(ValueError):
 class ToolError(Exception):
     """A failure to report to the model as a tool result rather than raise.
 
+    Prefer the two subclasses, which say which grade they carry.
+
     Attributes:
         recoverable: True when the model may retry with different arguments.
     """
@@ -71,3 +150,17 @@ class ToolError(Exception):
     def __init__(self, message: str, *, recoverable: bool = True) -> None:
         self.recoverable = recoverable
         super().__init__(message)
+
+
+class ToolRetry(ToolError):
+    """Recoverable: the model may fix its arguments and call again (at most twice)."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message, recoverable=True)
+
+
+class ToolFailed(ToolError):
+    """Fatal: retrying cannot help; the model should stop and tell the user."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message, recoverable=False)

@@ -4,6 +4,7 @@ sub-agents."""
 from __future__ import annotations
 
 import json
+import logging
 import subprocess
 import sys
 from pathlib import Path
@@ -19,7 +20,7 @@ from skillshelf.agent.loop import (
     RunResult,
 )
 from skillshelf.core.slash import SlashCommandError
-from skillshelf.errors import ToolError, UsageError
+from skillshelf.errors import ToolFailed, ToolRetry, UsageError
 from skillshelf.models import ModelRequest
 from skillshelf.repository import Repository
 from skillshelf.stores import open_store
@@ -135,10 +136,14 @@ def test_empty_replies_end_in_a_clear_error(repo: Repository) -> None:
         Agent(ScriptedModel(lambda _r: reply("")), repo).run_sync("hi")
 
 
-def test_tool_errors_are_graded(repo: Repository) -> None:
+def test_user_tools_grade_their_own_failures_and_a_crash_is_fatal_and_logged(
+    repo: Repository, caplog: pytest.LogCaptureFixture
+) -> None:
     def fragile(kind: str) -> str:
         if kind == "soft":
-            raise ToolError("try another kind")
+            raise ToolRetry("try another kind")
+        if kind == "stop":
+            raise ToolFailed("the archive is gone")
         raise RuntimeError("disk on fire")
 
     model = ScriptedModel(
@@ -146,6 +151,7 @@ def test_tool_errors_are_graded(repo: Repository) -> None:
             reply(
                 tools=[
                     ("fragile", {"kind": "soft"}),
+                    ("fragile", {"kind": "stop"}),
                     ("fragile", {"kind": "hard"}),
                     ("fragile", {}),
                 ]
@@ -153,11 +159,15 @@ def test_tool_errors_are_graded(repo: Repository) -> None:
             "ok",
         ]
     )
-    result = Agent(model, repo, tools=[Tool.from_function(fragile)]).run_sync("go")
-    soft, hard, missing = result.tool_calls
+    with caplog.at_level(logging.ERROR, logger="skillshelf.agent"):
+        result = Agent(model, repo, tools=[Tool.from_function(fragile)]).run_sync("go")
+    soft, stop, hard, missing = result.tool_calls
     assert (soft.status, soft.content) == ("recoverable", "try another kind")
+    assert (stop.status, stop.content) == ("fatal", "the archive is gone")
     assert hard.status == "fatal" and "disk on fire" in hard.content
     assert missing.status == "recoverable" and "kind" in missing.content
+    (record,) = caplog.records  # only the crash is logged, with its traceback
+    assert record.exc_info is not None and isinstance(record.exc_info[1], RuntimeError)
 
 
 def test_skill_tool_arguments_are_validated(repo: Repository) -> None:

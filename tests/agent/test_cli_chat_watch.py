@@ -289,7 +289,7 @@ def test_watch_without_watchfiles_is_a_usage_error_naming_the_extra(
     args = ["chat", "--root", str(tmp_path / "skills"), "--no-cache", "--model", model]
     out = CliRunner().invoke(main, [*args, "--watch", "-m", "hi"])
     assert out.exit_code == 2
-    assert "--watch needs watchfiles" in out.stderr
+    assert "--watch needs the 'watchfiles' package" in out.stderr
     assert "pip install 'skillshelf[watch]'" in out.stderr
     assert "Traceback" not in out.output and out.stdout == ""
 

@@ -12,7 +12,7 @@ from click.testing import CliRunner
 from skillshelf.agent.loop import Agent
 from skillshelf.cli import main
 from skillshelf.core.catalog import CatalogEntry, render_catalog
-from skillshelf.errors import UsageError
+from skillshelf.errors import ConfigError
 from skillshelf.evals.cases import load_cases
 from skillshelf.evals.render import fmt
 from skillshelf.models import open_model
@@ -49,11 +49,11 @@ def test_spec_options() -> None:
     assert open_model("baseline:search").name == f"baseline:search?min_score={DEFAULT_MIN_SCORE:g}"
     assert isinstance(model := open_model("baseline:search?min_score=0.5"), SearchBaselineModel)
     assert model.min_score == 0.5
-    with pytest.raises(UsageError, match="the only one is baseline:search"):
+    with pytest.raises(ConfigError, match="the only one is baseline:search"):
         open_model("baseline:embeddings")
-    with pytest.raises(UsageError, match="Unknown baseline:search option 'k'"):
+    with pytest.raises(ConfigError, match="Unknown baseline:search option 'k'"):
         open_model("baseline:search?k=1")
-    with pytest.raises(UsageError, match="must not be negative"):
+    with pytest.raises(ConfigError, match="of 0 or more"):
         open_model("baseline:search?min_score=-1")
 
 

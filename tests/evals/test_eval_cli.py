@@ -355,12 +355,12 @@ def test_thresholds_gate_the_exit_code(tmp_path: Path) -> None:
     assert passing.exit_code == 0, passing.stderr
     failing = run_gate(tmp_path, VAGUE_CHARTS, "--min-recall", "0.9")
     assert failing.exit_code == 1
-    assert "threshold failed: macro recall 0.500 is below --min-recall 0.9 (short by 0.400)" in (
+    assert "threshold failed: macro recall 0.500 is below min_recall 0.9 (short by 0.400)" in (
         failing.stderr
     )
     triggers = run_gate(tmp_path, GOOD_CHARTS, "--max-false-trigger", "0.25")
     assert triggers.exit_code == 1
-    assert "false-trigger rate 0.500 is above --max-false-trigger 0.25 (over by 0.250)" in (
+    assert "false-trigger rate 0.500 is above max_false_trigger 0.25 (over by 0.250)" in (
         triggers.stderr
     )
 

@@ -207,7 +207,7 @@ def test_expected_params_match_as_a_subset_of_any_call() -> None:
 def test_threshold_failures_say_which_and_by_how_much(report: EvalReport) -> None:
     failures = threshold_failures(report.summary, min_recall=0.8, max_false_trigger=0.2)
     assert failures == [
-        "macro recall 0.750 is below --min-recall 0.8 (short by 0.050)",
-        "false-trigger rate 0.250 is above --max-false-trigger 0.2 (over by 0.050)",
+        "macro recall 0.750 is below min_recall 0.8 (short by 0.050)",
+        "false-trigger rate 0.250 is above max_false_trigger 0.2 (over by 0.050)",
     ]
     assert threshold_failures(report.summary, min_recall=0.75, max_false_trigger=0.25) == []

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from skillshelf.errors import UsageError
+from skillshelf.errors import ToolRetry
 from skillshelf.exec.runner import LocalExecutor
 from skillshelf.exec.workspace import (
     INLINE_TEXT_BYTES,
@@ -156,12 +156,12 @@ def test_policy_refuses_programs_it_does_not_list() -> None:
     check_allowed(policy, ["python3", "x.py"])
     check_allowed(policy, shell_command("python3 scripts/a.py --out out/x"))
     for argv in (["curl", "x"], shell_command("python3 a.py; curl x"), shell_command("rm -rf /")):
-        with pytest.raises(UsageError):
+        with pytest.raises(ToolRetry):
             check_allowed(policy, argv)
 
 
 def test_policy_refuses_network_unless_allowed(workspace: Workspace) -> None:
-    with pytest.raises(UsageError, match="network"):
+    with pytest.raises(ToolRetry, match="network"):
         execute(workspace, LocalExecutor(), ["true"], network=True)
 
 

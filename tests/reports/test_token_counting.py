@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from corpus_paths import ANTHROPIC
-from skillshelf.errors import UsageError
+from skillshelf.errors import ConfigError, UsageError
 from skillshelf.reports import tokens
 from skillshelf.reports.tokens import BACKEND_ENV, EncodingName, get_counter
 
@@ -149,12 +149,12 @@ def test_a_disabled_tiktoken_cache_is_not_used_since_tiktoken_would_download(
     assert "turned off" in counter.note
 
 
-def test_asking_for_tiktoken_by_name_when_it_cannot_work_offline_is_a_usage_error(
+def test_asking_for_tiktoken_by_name_when_it_cannot_work_offline_is_a_config_error(
     fresh: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("TIKTOKEN_CACHE_DIR", "")
 
-    with pytest.raises(UsageError, match="Cannot count o200k_base tokens with tiktoken"):
+    with pytest.raises(ConfigError, match="Cannot count o200k_base tokens with tiktoken"):
         get_counter("o200k_base", backend="tiktoken")
 
 

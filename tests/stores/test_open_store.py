@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from skillshelf import stores
-from skillshelf.errors import SkillshelfError, UsageError
+from skillshelf.errors import ConfigError, SkillshelfError
 from skillshelf.stores import StoreConflictError, StoreError, open_store
 from skillshelf.stores.memory import MemoryStore
 from skillshelf.stores.redis import RedisStore
@@ -73,8 +73,8 @@ def test_redis_urls_open_a_redis_store_without_connecting_yet(url: str) -> None:
         "/tmp/sessions.db",
     ],
 )
-def test_unusable_urls_are_usage_errors(url: str) -> None:
-    with pytest.raises(UsageError, match=r"sqlite:|memory:|SQLite"):
+def test_unusable_urls_are_config_errors(url: str) -> None:
+    with pytest.raises(ConfigError, match=r"sqlite:|memory:|SQLite"):
         open_store(url)
 
 

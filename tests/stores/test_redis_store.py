@@ -9,8 +9,8 @@ from typing import Any, cast
 import pytest
 import redis
 
-from skillshelf.errors import UsageError
-from skillshelf.stores import Doc, StoreConflictError, StoreError
+from skillshelf.errors import MissingExtraError, UsageError
+from skillshelf.stores import Doc, StoreConflictError
 from skillshelf.stores.redis import RedisStore
 
 _TTL_S = 100
@@ -160,5 +160,6 @@ def test_without_the_redis_package_the_store_says_which_extra_to_install(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     monkeypatch.setitem(sys.modules, "redis", None)
-    with pytest.raises(StoreError, match=r"skillshelf\[redis\]"):
+    with pytest.raises(MissingExtraError, match=r"skillshelf\[redis\]") as raised:
         RedisStore("redis://127.0.0.1:1/0")
+    assert raised.value.extra == "redis"

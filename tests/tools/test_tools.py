@@ -7,6 +7,7 @@ back (never an exception), its message is useful, and the loaded state is unchan
 
 from __future__ import annotations
 
+import logging
 import os
 from pathlib import Path
 from typing import Any
@@ -387,17 +388,21 @@ def test_skill_md_vanished_after_discovery_is_recoverable(tools: SkillTools, roo
     assert tools.state().loaded == {}
 
 
-def test_an_internal_failure_is_fatal_and_never_raises(
-    tools: SkillTools, monkeypatch: pytest.MonkeyPatch
+def test_an_internal_failure_is_fatal_logged_with_its_traceback_and_never_raises(
+    tools: SkillTools, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:
     def broken(*_args: object, **_kwargs: object) -> str:
         raise RuntimeError("renderer exploded")
 
     monkeypatch.setattr("skillshelf.tools.skill_tools.render_load", broken)
-    result = tools.call("skill_load", {"skill": "gamma"})
+    with caplog.at_level(logging.ERROR, logger="skillshelf.tools"):
+        result = tools.call("skill_load", {"skill": "gamma"})
     assert result.status == "fatal"
     assert result.content.startswith(FATAL_INTERNAL_MESSAGE.split("{", 1)[0])
-    assert "renderer exploded" in result.content
+    assert "RuntimeError" in result.content
+    assert "renderer exploded" not in result.content  # the details go to the log, not the model
+    (record,) = caplog.records
+    assert record.exc_info is not None and "renderer exploded" in str(record.exc_info[1])
     assert tools.state().loaded == {}
 
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import json
+import logging
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -49,6 +50,8 @@ if TYPE_CHECKING:
     from skillshelf.agent.config import AgentConfig
 
 __all__ = ["Conversation"]
+
+logger = logging.getLogger("skillshelf.agent")
 
 MAX_EMPTY_REPLIES: Final = 2  # an empty reply is asked again this often before giving up
 MAX_RESULT_CHARS: Final = 24_000  # of a user tool's result sent back to the model
@@ -513,12 +516,13 @@ class Conversation:
         context = ToolContext(self.session_id, self.agent.name, self.trace)
         try:
             value = await tool.invoke(validated, context)
-        except ToolError as exc:
+        except ToolError as exc:  # ToolRetry / ToolFailed: the tool graded its own result
             return ("recoverable" if exc.recoverable else "fatal"), str(exc), validated
-        except (SkillshelfError, Exception) as exc:  # the tool's failure, not the model's
+        except Exception as exc:  # broad on purpose: a caller's tool must not crash the run
+            logger.exception("user tool %s failed (session %r)", tool.name, self.session_id)
             message = (
-                f"The tool {tool.name} failed: {type(exc).__name__}: {exc}. Stop retrying it and "
-                "tell the user it failed."
+                f"The tool {tool.name} failed: {type(exc).__name__}: {_clip(str(exc))}. Stop "
+                "retrying it and tell the user it failed."
             )
             return "fatal", message, validated
         return "ok", _text(value), validated

@@ -16,13 +16,13 @@ from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
 
 import click
 
+from skillshelf.cli.errors import EXIT_FAILED as EXIT_FAILED
+
 if TYPE_CHECKING:
     from skillshelf.repository import Repository
 
 
 F = TypeVar("F", bound=Callable[..., Any])
-
-EXIT_FAILED = 1
 
 
 def fail(message: str) -> NoReturn:
@@ -56,6 +56,8 @@ def progress_bar(total: int, label: str, *, enabled: bool = True) -> Iterator[Ca
 
 
 REPO_KEY = "skillshelf.repository.repository"
+# Library messages name no CLI flags; the CLI adds the flag that changes the outcome.
+_FLAG_HINTS = {"discovery.dir_cap": " (see --max-dirs)"}
 # Diagnostic codes that mean a root could not be used (archive and URL roots have their own).
 _ROOT_CODES = ("root.", "archive.", "remote.")
 
@@ -166,7 +168,8 @@ def open_repository(
         cache_dir=False if no_cache else None,
     )
     for diag in repo.diagnostics:
-        click.echo(str(diag), err=True)
+        hint = _FLAG_HINTS.get(diag.code, "")
+        click.echo(f"{diag}{hint}", err=True)
     click.get_current_context().meta[REPO_KEY] = repo
     if not repo.roots:
         click.echo(

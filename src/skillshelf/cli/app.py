@@ -1,7 +1,8 @@
 """The ``skillshelf`` command group: every command module's commands, added explicitly.
 
 Exit codes: 0 ok; 1 the subject failed (invalid skill, unknown skill, refused or missing file);
-2 usage error. Results go to stdout, diagnostics to stderr.
+2 usage error or a missing extra (mapped for every command in :mod:`skillshelf.cli.errors`).
+Results go to stdout, diagnostics to stderr.
 """
 
 from __future__ import annotations
@@ -11,11 +12,12 @@ import click
 from skillshelf._version import __version__
 from skillshelf.cli import chat, exec, lint, serve, skills, tokens, trust
 from skillshelf.cli import eval as eval_module
+from skillshelf.cli.errors import ShelfGroup
 
 __all__ = ["main"]
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.group(cls=ShelfGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="skillshelf")
 def main() -> None:
     """skillshelf — Agent Skills for LLM agents.

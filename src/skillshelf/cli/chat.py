@@ -23,7 +23,7 @@ import click
 
 from skillshelf.agent.results import DEFAULT_INSTRUCTIONS, DEFAULT_MAX_STEPS
 from skillshelf.cli._common import fail, model_options, repo_from, root_options
-from skillshelf.errors import SkillshelfError, UsageError
+from skillshelf.errors import MissingExtraError, SkillshelfError
 
 if TYPE_CHECKING:
     from skillshelf.agent.loop import Agent, Conversation, ToolRecord
@@ -112,24 +112,14 @@ def chat(
     from skillshelf.stores import open_store
 
     repo = repo_from(kwargs)
-    try:
-        model = open_model(
-            model_spec, base_url=base_url, api_key_env=api_key_env, stream=not no_stream
-        )
-        store = open_store(store_url)
-    except UsageError as exc:
-        raise click.UsageError(str(exc)) from None
-    except SkillshelfError as exc:
-        fail(str(exc))
+    model = open_model(model_spec, base_url=base_url, api_key_env=api_key_env, stream=not no_stream)
+    store = open_store(store_url)
     trace = Trace(trace_path) if trace_path else None
     try:
         agent = Agent(
             model, repo, instructions=instructions, store=store, max_steps=max_steps, trace=trace
         )
-        try:
-            conversation = _open_conversation(agent, session_id, persist=persist, new=start_new)
-        except SkillshelfError as exc:
-            fail(str(exc))
+        conversation = _open_conversation(agent, session_id, persist=persist, new=start_new)
         with _watching(repo, enabled=watch):
             if message is not None:
                 if not _turn(conversation, message):
@@ -194,9 +184,7 @@ def _turn(conversation: Conversation, message: str) -> bool:
     display = _Display()
     try:
         anyio.run(lambda: conversation.send(message, on_text=display.text, on_tool=display.tool))
-    except UsageError as exc:
-        raise click.UsageError(str(exc)) from None
-    except SkillshelfError as exc:
+    except SkillshelfError as exc:  # one failed turn; an interactive chat carries on
         if display.mid_line:
             click.echo()
         click.echo(f"error: {exc}", err=True)
@@ -231,10 +219,8 @@ def _interactive(conversation: Conversation) -> None:
 def _require_watchfiles() -> None:
     try:
         import watchfiles  # noqa: F401
-    except ImportError:
-        raise click.UsageError(
-            "--watch needs watchfiles, from the 'watch' extra: pip install 'skillshelf[watch]'"
-        ) from None
+    except ImportError as exc:
+        raise MissingExtraError("watch", module="watchfiles", feature="--watch") from exc
 
 
 @contextlib.contextmanager

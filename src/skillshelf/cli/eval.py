@@ -25,7 +25,6 @@ from skillshelf.cli._common import (
     repo_from,
     root_options,
 )
-from skillshelf.errors import SkillshelfError, UsageError
 
 if TYPE_CHECKING:
     from skillshelf.evals.cases import EvalCase
@@ -168,12 +167,7 @@ def _check_threshold_inputs(
 def _model(spec: str, base_url: str | None, api_key_env: str | None) -> Model:
     from skillshelf.models import open_model
 
-    try:
-        return open_model(spec, base_url=base_url, api_key_env=api_key_env)
-    except UsageError as exc:
-        _usage_fail(str(exc))
-    except SkillshelfError as exc:  # no API key: as `skillshelf chat`, exit 1
-        fail(str(exc))
+    return open_model(spec, base_url=base_url, api_key_env=api_key_env)
 
 
 def _prepare(out_dir: Path | None) -> Path | None:
@@ -199,25 +193,23 @@ def _run(
 ) -> list[RunOutcome]:
     import anyio
 
-    from skillshelf.evals.runner import EvalAbortedError, run_cases
-    from skillshelf.models import ModelAuthError
+    from skillshelf.evals.runner import run_cases
 
+    # A rejected API key or an aborted eval (ModelAuthError, EvalAbortedError) exits 1 with
+    # its message, like every library error (skillshelf.cli.errors).
     with progress_bar(len(cases) * runs, "eval runs", enabled=not as_json) as advance:
-        try:
-            return anyio.run(
-                lambda: run_cases(
-                    cases,
-                    repo,
-                    model,
-                    runs=runs,
-                    concurrency=concurrency,
-                    max_steps=max_steps,
-                    trace_dir=traces,
-                    on_run=advance,
-                )
+        return anyio.run(
+            lambda: run_cases(
+                cases,
+                repo,
+                model,
+                runs=runs,
+                concurrency=concurrency,
+                max_steps=max_steps,
+                trace_dir=traces,
+                on_run=advance,
             )
-        except (ModelAuthError, EvalAbortedError) as exc:
-            fail(str(exc))
+        )
 
 
 def _finish(
@@ -231,7 +223,7 @@ def _finish(
     as_json: bool,
 ) -> EvalReport:
     from skillshelf.evals.compare import diff_reports
-    from skillshelf.evals.output import OutputDirError, write_report
+    from skillshelf.evals.output import write_report
     from skillshelf.evals.render import render_markdown, report_sections
     from skillshelf.evals.report import build_report
 
@@ -242,10 +234,7 @@ def _finish(
         document["baseline_diff"] = diff.to_json()
     sections = report_sections(report, diff)
     if out_dir is not None:
-        try:
-            write_report(out_dir, document, render_markdown(sections))
-        except OutputDirError as exc:
-            fail(str(exc))
+        write_report(out_dir, document, render_markdown(sections))
     if as_json:
         emit_json(document)
     elif is_tty():

@@ -13,7 +13,6 @@ from typing import Any, Final
 import click
 
 from skillshelf.cli._common import emit_json, fail, repo_from, root_options
-from skillshelf.errors import SkillshelfError, UsageError
 
 __all__ = ["exec_"]
 
@@ -61,7 +60,7 @@ def exec_(
     **kwargs: Any,
 ) -> None:
     """Run COMMAND in NAME's workspace copy (put it after --)."""
-    from skillshelf.exec.runner import ExecutorName, SandboxUnavailableError, select_executor
+    from skillshelf.exec.runner import ExecutorName, select_executor
     from skillshelf.exec.workspace import ExecPolicy, WorkspaceManager, execute
 
     repo = repo_from(kwargs)
@@ -69,10 +68,7 @@ def exec_(
     if skill is None:
         fail(f"unknown skill {name!r}")
     chosen: ExecutorName = sandbox  # type: ignore[assignment]  # click.Choice checked it
-    try:
-        executor, warning = select_executor(chosen)
-    except SandboxUnavailableError as exc:
-        fail(str(exc))
+    executor, warning = select_executor(chosen)
     if warning:
         click.echo(f"warning: {warning}", err=True)
     manager = WorkspaceManager(workspace_dir, retention="keep" if workspace_dir else "delete")
@@ -93,10 +89,10 @@ def exec_(
             network=allow_network,
             pinned=repo.pinned_digest(skill.name),
         )
-    except (UsageError, SkillshelfError, OSError) as exc:
-        manager.close(session)
+    except OSError as exc:  # an input that cannot be copied, a program that cannot start
         fail(str(exc))
-    manager.close(session)
+    finally:
+        manager.close(session)
     if as_json:
         emit_json(result.to_json())
     else:

@@ -13,8 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from skillshelf.cli._common import EXIT_FAILED, emit_json, fail, is_tty, repo_from, root_options
-from skillshelf.errors import SkillNotFoundError, UsageError
+from skillshelf.cli._common import EXIT_FAILED, emit_json, is_tty, repo_from, root_options
 from skillshelf.lint import DEFAULT_SIMILARITY, RULES, rule_filter
 
 if TYPE_CHECKING:
@@ -78,19 +77,13 @@ def lint(
         _print_rules(as_json)
         return
     chosen, dropped = _codes(select) or None, _codes(ignore)
-    try:
-        rule_filter(chosen, dropped)
-    except UsageError as exc:
-        raise click.UsageError(str(exc)) from None
+    rule_filter(chosen, dropped)  # an unknown rule code is a usage error (exit 2)
     from skillshelf.lint import lint_repository
 
     repo = repo_from(kwargs)
-    try:
-        report = lint_repository(
-            repo, names=names or None, select=chosen, ignore=dropped, similarity=similarity
-        )
-    except SkillNotFoundError as exc:
-        fail(str(exc))
+    report = lint_repository(
+        repo, names=names or None, select=chosen, ignore=dropped, similarity=similarity
+    )
     if as_json:
         emit_json(report.to_dict())
     else:

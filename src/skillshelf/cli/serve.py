@@ -86,18 +86,14 @@ def serve(
     if sandbox is not None and not enable_exec:
         raise click.UsageError("--sandbox only applies with --exec")
     executor = _executor(sandbox or "auto") if enable_exec else None
-    try:
-        import anyio
+    import anyio
 
-        from skillshelf.mcpserver import SkillServer
-        from skillshelf.mcpserver.run import configure_logging
-        from skillshelf.mcpserver.run import serve as run_server
-    except ImportError as exc:  # pragma: no cover - depends on the installed extras
-        raise click.ClickException(
-            f"skillshelf serve needs the 'mcp' extra: pip install 'skillshelf[mcp]' ({exc})"
-        ) from None
-    from skillshelf.errors import SkillshelfError, UsageError
     from skillshelf.exec.workspace import WorkspaceManager
+
+    # Without the mcp extra this import fails; skillshelf.cli.errors names the extra (exit 2).
+    from skillshelf.mcpserver import SkillServer
+    from skillshelf.mcpserver.run import configure_logging
+    from skillshelf.mcpserver.run import serve as run_server
     from skillshelf.stores import open_store
 
     token = _token(token_env)
@@ -108,10 +104,7 @@ def serve(
         )
     configure_logging()
     repo = repo_from(kwargs)
-    try:
-        store = open_store(store_url)
-    except (UsageError, SkillshelfError) as exc:
-        raise click.UsageError(str(exc)) from None
+    store = open_store(store_url)
     # Workspaces live in a private temporary folder that goes when the server stops.
     ws_base = Path(tempfile.mkdtemp(prefix="skillshelf-ws-")) if enable_exec else None
     server = SkillServer(

@@ -9,13 +9,11 @@ import click
 from skillshelf.cli._common import (
     EXIT_FAILED,
     emit_json,
-    fail,
     repo_from,
     root_options,
     short,
     table,
 )
-from skillshelf.errors import FileAccessError, SkillNotFoundError, SkillshelfError, UsageError
 
 if TYPE_CHECKING:
     from skillshelf.core.diagnostics import Diagnostic
@@ -139,11 +137,8 @@ def show(name: str, as_json: bool, **kwargs: Any) -> None:
     from skillshelf.skills.paths import file_tree
 
     repo = repo_from(kwargs)
-    try:
-        skill = repo.get(name)
-        body = skill.body()
-    except SkillshelfError as exc:
-        fail(str(exc))
+    skill = repo.get(name)
+    body = skill.body()
     tree = file_tree(skill.path)
     m = skill.manifest
     if as_json:
@@ -202,10 +197,7 @@ def read(name: str, path: str, max_chars: int, **kwargs: Any) -> None:
     are described, not printed.
     """
     repo = repo_from(kwargs)
-    try:
-        content = repo.read_file(name, path, max_chars=max_chars)
-    except (SkillNotFoundError, FileAccessError) as exc:
-        fail(str(exc))
+    content = repo.read_file(name, path, max_chars=max_chars)
     click.echo(content.render())
 
 
@@ -232,10 +224,7 @@ def read(name: str, path: str, max_chars: int, **kwargs: Any) -> None:
 def prompt(fmt: str, budget_chars: int | None, **kwargs: Any) -> None:
     """Print the skills catalog for a system prompt (stable order: by name)."""
     repo = repo_from(kwargs)
-    try:
-        text = repo.catalog(format="xml" if fmt == "xml" else "markdown", budget_chars=budget_chars)
-    except UsageError as exc:
-        raise click.UsageError(str(exc)) from None
+    text = repo.catalog(format="xml" if fmt == "xml" else "markdown", budget_chars=budget_chars)
     click.echo(text)
 
 
@@ -315,15 +304,11 @@ def call(
     JSON_ARGS is the arguments object, e.g. '{"skill": "csv-insights"}'. Exit 0 when the tool
     succeeded, 1 when it returned an error (recoverable or fatal).
     """
-    from skillshelf.errors import UsageError as _UsageError
     from skillshelf.stores import open_store
     from skillshelf.tools.skill_tools import SkillTools
 
     repo = repo_from(kwargs)
-    try:
-        store = open_store(store_url)
-    except (_UsageError, SkillshelfError) as exc:
-        raise click.UsageError(str(exc)) from None
+    store = open_store(store_url)
     try:
         tools = SkillTools(
             repo,

@@ -18,7 +18,7 @@ from skillshelf.cli._common import (
     root_options,
     table,
 )
-from skillshelf.errors import SkillNotFoundError, SkillshelfError, UsageError
+from skillshelf.errors import UsageError
 
 if TYPE_CHECKING:
     from skillshelf.reports.cachereport import CacheReport
@@ -91,10 +91,7 @@ def tokens(
         raise click.UsageError("--skill chooses the skill of the --cache loop; add --cache")
     repo = repo_from(kwargs)
     budget = DEFAULT_CATALOG_BUDGET if budget_chars is None else budget_chars
-    try:
-        counter = get_counter(encoding)  # type: ignore[arg-type]  # click.Choice checked it
-    except UsageError as exc:
-        raise click.UsageError(str(exc)) from None
+    counter = get_counter(encoding)  # type: ignore[arg-type]  # click.Choice checked it
     try:
         for name in names:
             repo.get(name)
@@ -107,7 +104,9 @@ def tokens(
                 on_skill=advance,
             )
         cached = _cache(repo, cache_skill) if cache else None
-    except (SkillNotFoundError, UsageError, SkillshelfError, OSError) as exc:
+    # The --cache loop refuses a skill without documents (UsageError): the subject failed, so
+    # exit 1 as for an unknown skill, not 2.
+    except (UsageError, OSError) as exc:
         fail(str(exc))
     if not counter.exact:
         click.echo(f"note: token counts are estimates ({counter.note or 'forced'})", err=True)

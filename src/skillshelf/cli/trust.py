@@ -11,8 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from skillshelf.cli._common import EXIT_FAILED, REPO_KEY, emit_json, fail, root_options
-from skillshelf.errors import SkillshelfError
+from skillshelf.cli._common import EXIT_FAILED, REPO_KEY, emit_json, root_options
 
 if TYPE_CHECKING:
     from skillshelf.repository import Repository
@@ -63,12 +62,9 @@ def lock(out: str, update: tuple[str, ...], **kwargs: Any) -> None:
 
     repo = _repo(kwargs)
     if update:
-        try:
-            lockfile = Lockfile.load(out)
-            for name in update:
-                lockfile.entries[name] = _entry(repo, repo.get(name))
-        except SkillshelfError as exc:
-            fail(str(exc))
+        lockfile = Lockfile.load(out)
+        for name in update:
+            lockfile.entries[name] = _entry(repo, repo.get(name))
         lockfile.save(out)
         click.echo(f"approved {', '.join(update)} in {out}", err=True)
         return
@@ -99,10 +95,7 @@ def verify(lock_path: str, as_json: bool, **kwargs: Any) -> None:
     from skillshelf.trust.lockfile import Lockfile
 
     repo = _repo(kwargs)
-    try:
-        lockfile = Lockfile.load(lock_path)
-    except SkillshelfError as exc:
-        fail(str(exc))
+    lockfile = Lockfile.load(lock_path)
     drifts = lockfile.verify(repo.skills)
     if as_json:
         emit_json([d.to_dict() for d in drifts])

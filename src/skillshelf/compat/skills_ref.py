@@ -45,6 +45,7 @@ from skillshelf.core.manifest import (
 )
 from skillshelf.core.manifest import MAX_DESCRIPTION_LENGTH as _MAX_DESCRIPTION_LENGTH
 from skillshelf.core.manifest import MAX_NAME_LENGTH as _MAX_NAME_LENGTH
+from skillshelf.errors import SkillshelfError
 from skillshelf.skills.skill import SKILL_MD_NAMES
 
 __all__ = [
@@ -109,7 +110,7 @@ SKILLS_REF_MODULES: Final[dict[str, tuple[str, ...]]] = {
 }
 
 
-class SkillError(Exception):
+class SkillError(SkillshelfError):
     """Base exception for all skill-related errors."""
 
 

@@ -27,6 +27,7 @@ from typing import Final, Literal
 import yaml
 
 from skillshelf.core.yaml_loader import MAX_YAML_NODES, compose, parse_events
+from skillshelf.errors import SkillshelfError
 
 __all__ = [
     "Frontmatter",
@@ -50,7 +51,7 @@ _MAP_TAGS: Final = frozenset({"tag:yaml.org,2002:map", "tag:yaml.org,2002:omap"}
 _SEQ_TAGS: Final = frozenset({"tag:yaml.org,2002:seq"})
 
 
-class FrontmatterError(Exception):
+class FrontmatterError(SkillshelfError):
     """The frontmatter could not be read.
 
     Attributes:

@@ -34,12 +34,12 @@ def prepare_out_dir(out: Path) -> Path:
             ``report.json``, or cannot be created.
     """
     if out.exists() and not out.is_dir():
-        raise OutputDirError(f"--out {str(out)!r} is a file, not a folder")
+        raise OutputDirError(f"The output folder {str(out)!r} is a file, not a folder")
     if out.is_dir() and any(out.iterdir()):
         if not _is_eval_report(out / REPORT_JSON):
             raise OutputDirError(
-                f"--out {str(out)!r} is not empty and holds no report.json from an earlier "
-                "skillshelf eval; choose a new or empty folder (nothing was written)"
+                f"The output folder {str(out)!r} is not empty and holds no report.json from an "
+                "earlier skillshelf eval; choose a new or empty folder (nothing was written)"
             )
         _remove_previous(out)
     traces = out / TRACES

@@ -416,23 +416,21 @@ def threshold_failures(
     if min_recall is not None:
         recall = summary.macro_recall
         if recall is None:
-            failures.append(
-                f"--min-recall {min_recall:g}: no scored run of a case expecting a skill"
-            )
+            failures.append(f"min_recall {min_recall:g}: no scored run of a case expecting a skill")
         elif recall < min_recall:
             failures.append(
-                f"macro recall {recall:.3f} is below --min-recall {min_recall:g} "
+                f"macro recall {recall:.3f} is below min_recall {min_recall:g} "
                 f"(short by {min_recall - recall:.3f})"
             )
     if max_false_trigger is not None:
         rate = summary.false_trigger_rate
         if rate is None:
             failures.append(
-                f"--max-false-trigger {max_false_trigger:g}: no scored run of a null case"
+                f"max_false_trigger {max_false_trigger:g}: no scored run of a null case"
             )
         elif rate > max_false_trigger:
             failures.append(
-                f"false-trigger rate {rate:.3f} is above --max-false-trigger "
+                f"false-trigger rate {rate:.3f} is above max_false_trigger "
                 f"{max_false_trigger:g} (over by {rate - max_false_trigger:.3f})"
             )
     return failures

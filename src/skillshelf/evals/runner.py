@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import io
 import json
+import logging
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -42,6 +43,8 @@ __all__ = [
     "outcome_from_records",
     "run_cases",
 ]
+
+logger = logging.getLogger("skillshelf.evals")
 
 DEFAULT_CONCURRENCY: Final = 4
 # A dead server or a wrong model name fails every run the same way, each after its retries;
@@ -323,7 +326,10 @@ async def _run_one(
         await agent.run(case.query, session_id=f"eval-{case.id}-run{run}")
     except ModelAuthError:
         raise
-    except Exception as exc:  # one run's failure is its result, not the eval's end
+    except SkillshelfError as exc:  # the agent gave up (max steps, a failing provider)
+        error = f"{type(exc).__name__}: {exc}"
+    except Exception as exc:  # broad on purpose: one run's failure is its result, not the eval's
+        logger.exception("eval run %s of case %r failed", run, case.id)
         error = f"{type(exc).__name__}: {exc}"
     finally:
         trace.close()

@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any, Final, Literal
 
 from skillshelf.core.mime import OCTET_STREAM, guess_mime
-from skillshelf.errors import FileAccessError, SkillshelfError, UsageError
+from skillshelf.errors import FileAccessError, SkillshelfError, ToolRetry, UsageError
 from skillshelf.exec.runner import DEFAULT_OUTPUT_CAP, Executor, Limits, RunSpec
 from skillshelf.skills.paths import safe_join
 from skillshelf.skills.skill import Skill
@@ -402,19 +402,23 @@ def check_allowed(policy: ExecPolicy, argv: Sequence[str]) -> None:
     """Refuse a command the policy does not allow.
 
     Raises:
-        UsageError: The program (or, for ``sh -c``, the first word) is not allowed.
+        ToolRetry: The program (or, for ``sh -c``, the first word) is not allowed.
     """
     if policy.allowed_commands is None:
         return
     program = argv[0] if argv else ""
     if list(argv[:2]) == ["/bin/sh", "-c"] and len(argv) == 3:
         if _SHELL_CONTROL.search(argv[2]):
-            raise UsageError("command chains programs; the policy allows single commands only")
+            raise ToolRetry(
+                "Refused: the command chains programs; the policy allows single commands only."
+            )
         words = argv[2].split()
         program = words[0] if words else ""
     if os.path.basename(program) not in policy.allowed_commands:
         allowed = ", ".join(policy.allowed_commands) or "none"
-        raise UsageError(f"{program!r} is not an allowed command (allowed: {allowed})")
+        raise ToolRetry(
+            f"Refused: {_clip(program)!r} is not an allowed command (allowed: {allowed})."
+        )
 
 
 def execute(
@@ -435,7 +439,8 @@ def execute(
     ``pinned`` is the skill's approved digest under a lockfile: see :meth:`Workspace.stage`.
 
     Raises:
-        UsageError: The policy refuses the command or network access, or ``argv`` is empty.
+        ToolRetry: The policy refuses the command or network access.
+        UsageError: ``argv`` is empty.
         StagingRefused: The skill's content is not the pinned one.
     """
     policy = policy or ExecPolicy()
@@ -443,7 +448,7 @@ def execute(
         raise UsageError("no command given")
     check_allowed(policy, argv)
     if network and not policy.allow_network:
-        raise UsageError("network access is not allowed by this policy")
+        raise ToolRetry("Refused: network access is not allowed by this policy.")
     timeout = min(timeout_s or policy.default_timeout_s, policy.max_timeout_s)
     skill_dir = workspace.stage(skill, pinned=pinned) if skill is not None else None
     run_id, run_dir = workspace.new_run()
@@ -475,3 +480,8 @@ def execute(
         executor=executor.name,
         notes=notes,
     )
+
+
+def _clip(text: str, limit: int = 200) -> str:
+    """A model-supplied word, bounded for the message that echoes it."""
+    return text if len(text) <= limit else text[:limit] + f"… ({len(text)} chars)"

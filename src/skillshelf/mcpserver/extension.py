@@ -87,7 +87,7 @@ async def guarded(fn: Callable[[], _T]) -> _T:
         raise MCPError(code=INVALID_PARAMS, message=str(exc)) from None
     except MCPError:
         raise
-    except Exception as exc:
+    except Exception as exc:  # broad on purpose: a bug answers one request, not the server
         logger.exception("internal error")
         raise MCPError(
             code=INTERNAL_ERROR, message=f"Internal error: {type(exc).__name__}"

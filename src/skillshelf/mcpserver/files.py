@@ -20,7 +20,7 @@ from typing import Final
 from urllib.parse import quote, unquote
 
 from skillshelf.core.mime import OCTET_STREAM, SNIFF_BYTES, guess_mime
-from skillshelf.errors import FileAccessError
+from skillshelf.errors import FileAccessError, SkillshelfError
 from skillshelf.skills.paths import safe_join
 from skillshelf.skills.skill import Skill
 from skillshelf.skills.walk import Entry, SkillWalk, read_chunks, walk_skill
@@ -57,7 +57,7 @@ _PLAIN: Final = re.compile(r"[A-Za-z0-9._~-]+")
 _PLAIN_PATH: Final = re.compile(r"[A-Za-z0-9._~-]+(?:/[A-Za-z0-9._~-]+)*")
 
 
-class UriError(Exception):
+class UriError(SkillshelfError):
     """A URI that names nothing this server serves (JSON-RPC -32602)."""
 
 

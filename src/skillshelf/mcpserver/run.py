@@ -75,7 +75,7 @@ async def serve(
     if transport == "http" and not is_loopback(host) and not token:
         raise UsageError(
             f"Refusing to serve on {host!r} without a bearer token: anyone who can reach it "
-            "could read every skill. Use --token-env VAR, or bind to 127.0.0.1."
+            "could read every skill. Give it a token, or bind to 127.0.0.1."
         )
     await anyio.to_thread.run_sync(server.report_limits)
     async with anyio.create_task_group() as tg:
@@ -179,7 +179,7 @@ async def _watch(server: SkillServer) -> None:
 
     dirs = _watched(server)
     if not dirs:
-        logger.warning("--watch: no root folder exists, nothing to watch")
+        logger.warning("watch: no root folder exists, nothing to watch")
         return
     logger.info("watching %s", ", ".join(dirs))
     server.shelf.trust_cache = True  # every change below clears the caches (refresh)
@@ -199,7 +199,7 @@ async def _on_sighup(server: SkillServer) -> None:
             logger.info("SIGHUP: re-scanning")
             try:
                 await server.refresh()
-            except Exception:
+            except Exception:  # broad on purpose: a bad re-scan must not stop serving
                 logger.exception("re-scan failed")
 
 

@@ -19,7 +19,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar, runtime_checkable
 
-from skillshelf.errors import SkillshelfError, UsageError
+from skillshelf.errors import ConfigError, SkillshelfError
 
 C = TypeVar("C")
 
@@ -215,12 +215,13 @@ def open_model(
     (:class:`skillshelf.models.baseline.SearchBaselineModel`).
 
     Raises:
-        UsageError: An unknown provider or a malformed spec.
+        ConfigError: An unknown provider, a malformed spec, or an unreadable script file.
+        MissingExtraError: The provider's SDK extra (``openai``, ``anthropic``) is missing.
         ModelAuthError: No API key where one is needed.
     """
     provider, _, name = spec.partition(":")
     if not name:
-        raise UsageError(
+        raise ConfigError(
             f"Model {spec!r} must look like openai:NAME, anthropic:NAME, scripted:FILE or "
             "baseline:search"
         )
@@ -242,7 +243,7 @@ def open_model(
         from skillshelf.models.baseline import SearchBaselineModel
 
         return SearchBaselineModel.from_spec(name)
-    raise UsageError(
+    raise ConfigError(
         f"Unknown model provider {provider!r}; use openai, anthropic, scripted or baseline"
     )
 
@@ -282,7 +283,7 @@ def sdk_error(sdk: Any, exc: Exception) -> ModelError:
         if status in (401, 403):
             return ModelAuthError(
                 f"The model server rejected the API key (HTTP {status}). Check the key "
-                f"(--api-key-env) and the base URL. Server said: {message}"
+                f"(and the variable it is read from) and the base URL. Server said: {message}"
             )
         detail = f"HTTP {status} from the model server: {message}"
         if status == 429 or status >= 500:

@@ -20,6 +20,7 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Final
 
+from skillshelf.errors import MissingExtraError
 from skillshelf.models import (
     LoopBoundClient,
     Message,
@@ -72,7 +73,12 @@ class AnthropicModel:
         timeout_s: float = DEFAULT_TIMEOUT_S,
         cache: bool = True,
     ) -> None:
-        import anthropic  # the extra is needed only here
+        try:
+            import anthropic  # the extra is needed only here
+        except ImportError as exc:
+            raise MissingExtraError(
+                "anthropic", module="anthropic", feature="The Anthropic model adapter"
+            ) from exc
 
         self._anthropic = anthropic
         self.model = model

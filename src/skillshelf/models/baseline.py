@@ -26,7 +26,7 @@ from typing import Final
 from urllib.parse import parse_qsl
 
 from skillshelf.core.search import SearchIndex
-from skillshelf.errors import UsageError
+from skillshelf.errors import ConfigError, UsageError
 from skillshelf.models import Message, ModelRequest, ModelResponse, TextSink, ToolCall
 
 __all__ = ["DEFAULT_MIN_SCORE", "SearchBaselineModel", "catalog_from_prompt"]
@@ -89,23 +89,25 @@ class SearchBaselineModel:
         """Build from the part after ``baseline:`` — ``search`` or ``search?min_score=X``.
 
         Raises:
-            UsageError: Another baseline, an unknown option or a bad number.
+            ConfigError: Another baseline, an unknown option or a bad number.
         """
         kind, _, query = spec.partition("?")
         if kind != "search":
-            raise UsageError(f"Unknown baseline {kind!r}; the only one is baseline:search")
+            raise ConfigError(f"Unknown baseline {kind!r}; the only one is baseline:search")
         options = dict(parse_qsl(query, keep_blank_values=True))
         unknown = sorted(set(options) - {"min_score"})
         if unknown:
-            raise UsageError(f"Unknown baseline:search option {unknown[0]!r}; use min_score")
+            raise ConfigError(f"Unknown baseline:search option {unknown[0]!r}; use min_score")
         if "min_score" not in options:
             return cls()
         try:
             min_score = float(options["min_score"])
         except ValueError:
             min_score = math.nan
-        if not math.isfinite(min_score):
-            raise UsageError(f"min_score must be a number, got {options['min_score']!r}")
+        if not math.isfinite(min_score) or min_score < 0:
+            raise ConfigError(
+                f"min_score must be a number of 0 or more, got {options['min_score']!r}"
+            )
         return cls(min_score=min_score)
 
     @property

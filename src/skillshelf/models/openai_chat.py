@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Final
 
+from skillshelf.errors import MissingExtraError
 from skillshelf.models import (
     LoopBoundClient,
     ModelError,
@@ -49,7 +50,12 @@ class OpenAIChatModel:
         stream: bool = False,
         timeout_s: float = DEFAULT_TIMEOUT_S,
     ) -> None:
-        import openai  # the extra is needed only here
+        try:
+            import openai  # the extra is needed only here
+        except ImportError as exc:
+            raise MissingExtraError(
+                "openai", module="openai", feature="The OpenAI model adapter"
+            ) from exc
 
         self._openai = openai
         self.model = model

@@ -12,7 +12,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, TypeAlias
 
-from skillshelf.errors import UsageError
+from skillshelf.errors import ConfigError, UsageError
 from skillshelf.models import ModelRequest, ModelResponse, TextSink, ToolCall, Usage
 
 __all__ = ["Reply", "ScriptedModel", "reply", "scripted_by_query"]
@@ -87,9 +87,9 @@ class ScriptedModel:
         try:
             replies = json.loads(Path(path).read_text(encoding="utf-8"))
         except (OSError, ValueError) as exc:
-            raise UsageError(f"Cannot read the script {str(path)!r}: {exc}") from None
+            raise ConfigError(f"Cannot read the script {str(path)!r}: {exc}") from None
         if not isinstance(replies, list):
-            raise UsageError(f"The script {str(path)!r} must be a JSON list of replies")
+            raise ConfigError(f"The script {str(path)!r} must be a JSON list of replies")
         return cls(replies, name=f"scripted:{Path(path).name}")
 
     @property

@@ -232,7 +232,7 @@ def pick_skill(repo: Repository, name: str | None) -> tuple[Skill, str]:
         if not docs:
             raise UsageError(
                 f"Skill {name!r} has no documents to read; the cache report needs one. Pick "
-                "another with --skill."
+                "another skill."
             )
         return skill, _first_doc(docs)
     for candidate in repo.skills:

@@ -20,6 +20,7 @@ import contextlib
 import gzip
 import hashlib
 import importlib.util
+import logging
 import os
 import re
 import tempfile
@@ -31,9 +32,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Final, Literal, get_args
 
-from skillshelf.errors import UsageError
+from skillshelf.errors import ConfigError, MissingExtraError, SkillshelfError, UsageError
 
 __all__ = ["BACKEND_ENV", "BackendName", "EncodingName", "TokenCounter", "get_counter"]
+
+logger = logging.getLogger("skillshelf.reports")
 
 EncodingName = Literal["o200k_base", "cl100k_base"]
 BackendName = Literal["auto", "tiktoken", "bpe_openai", "estimate"]
@@ -99,8 +102,9 @@ def get_counter(
             them; None reads ``$SKILLSHELF_TOKENS_BACKEND`` (default ``auto``).
 
     Raises:
-        UsageError: An unknown encoding or backend, or a backend that was asked for by name
-            and cannot count offline.
+        UsageError: An unknown encoding or backend.
+        MissingExtraError: A backend asked for by name is not installed (the ``tokens`` extra).
+        ConfigError: A backend asked for by name cannot count offline here.
     """
     if encoding not in get_args(EncodingName):
         raise UsageError(f"Unknown encoding {encoding!r}; use o200k_base or cl100k_base")
@@ -126,16 +130,21 @@ def _build(encoding: EncodingName, backend: BackendName) -> TokenCounter:
     for name in order:
         try:
             counter = builders[name](encoding)
+        except MissingExtraError as exc:
+            if backend != "auto":
+                raise
+            problems.append(f"{name}: not installed (pip install 'skillshelf[{exc.extra}]')")
+            continue
         except _Unavailable as exc:
             problems.append(f"{name}: {exc}")
             continue
         return TokenCounter(encoding, name, True, counter.counter, "; ".join(problems))
     if backend != "auto":
-        raise UsageError(f"Cannot count {encoding} tokens with {backend}: {problems[0]}")
+        raise ConfigError(f"Cannot count {encoding} tokens with {backend}: {problems[0]}")
     return _estimate_counter(encoding, "; ".join(problems))
 
 
-class _Unavailable(Exception):
+class _Unavailable(SkillshelfError):
     """A backend cannot count offline here (the message says why)."""
 
 
@@ -143,8 +152,8 @@ def _tiktoken_counter(encoding: EncodingName) -> TokenCounter:
     try:
         import tiktoken
         import tiktoken_ext.openai_public as public  # type: ignore[import-untyped]
-    except ImportError:
-        raise _Unavailable("not installed (pip install 'skillshelf[tokens]')") from None
+    except ImportError as exc:
+        raise MissingExtraError("tokens", module="tiktoken", feature="Exact counting") from exc
     url, expected = _RANK_FILES[encoding]
     constants = getattr(getattr(public, encoding, None), "__code__", None)
     if constants is None or not {url, expected} <= set(constants.co_consts):
@@ -156,7 +165,8 @@ def _tiktoken_counter(encoding: EncodingName) -> TokenCounter:
         raise _Unavailable(problem)
     try:
         enc = tiktoken.get_encoding(encoding)
-    except Exception as exc:  # any failure here means: use the next backend
+    except Exception as exc:  # broad on purpose: any failure here means use the next backend
+        logger.debug("a token counting backend failed to load", exc_info=True)
         raise _Unavailable(f"failed to load: {exc}") from None
     return TokenCounter(encoding, "tiktoken", True, lambda text: len(enc.encode_ordinary(text)))
 
@@ -216,9 +226,10 @@ def _bpe_counter(encoding: EncodingName) -> TokenCounter:
             import bpe_openai  # type: ignore[import-untyped]
 
             enc = bpe_openai.get_encoding(encoding)
-    except ImportError:
-        raise _Unavailable("not installed (pip install 'skillshelf[tokens]')") from None
-    except Exception as exc:  # any failure here means: use the next backend
+    except ImportError as exc:
+        raise MissingExtraError("tokens", module="bpe_openai", feature="Exact counting") from exc
+    except Exception as exc:  # broad on purpose: any failure here means use the next backend
+        logger.debug("a token counting backend failed to load", exc_info=True)
         raise _Unavailable(f"failed to load: {exc}") from None
 
     def count(text: str) -> int:

@@ -9,17 +9,20 @@ are fetched again. Needs the ``watch`` extra (watchfiles), imported on first use
 
 from __future__ import annotations
 
+import logging
 import threading
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Final
 
-from skillshelf.errors import SkillshelfError
+from skillshelf.errors import MissingExtraError, SkillshelfError
 from skillshelf.skills.roots import is_archive_root
 
 if TYPE_CHECKING:
     from skillshelf.repository import Changes, Repository
 
 __all__ = ["DEFAULT_DEBOUNCE_MS", "Watcher", "watch", "watched_paths"]
+
+logger = logging.getLogger("skillshelf.repository")
 
 # Editors save in bursts (write, rename, chmod); 100 ms merges a burst yet keeps reloads quick.
 DEFAULT_DEBOUNCE_MS: Final = 100
@@ -47,7 +50,7 @@ def watch(
     (an edit to a resource file, say) yield an empty :class:`Changes`.
 
     Raises:
-        SkillshelfError: watchfiles is not installed (the ``watch`` extra).
+        MissingExtraError: watchfiles is not installed (the ``watch`` extra).
 
     Args:
         repo: The repository to keep fresh.
@@ -57,10 +60,8 @@ def watch(
     """
     try:
         import watchfiles
-    except ImportError:
-        raise SkillshelfError(
-            "Watch mode needs watchfiles: pip install 'skillshelf[watch]'"
-        ) from None
+    except ImportError as exc:
+        raise MissingExtraError("watch", module="watchfiles", feature="Watch mode") from exc
 
     paths = watched_paths(repo)
     if not paths:
@@ -137,7 +138,10 @@ class Watcher:
             ):
                 if self.on_change is not None:
                     self.on_change(changes)
-        except Exception as exc:  # a watcher thread must not die silently
+        except SkillshelfError as exc:  # a missing extra, a root gone: the caller reports it
+            self.error = exc
+        except Exception as exc:  # broad on purpose: a watcher thread must not die silently
+            logger.exception("the skill watcher stopped")
             self.error = exc
         finally:
             self.ready.set()

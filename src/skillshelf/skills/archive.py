@@ -172,7 +172,7 @@ def extract_archive(
             if not target_path.is_dir():
                 raise
             shutil.rmtree(staging, ignore_errors=True)  # another process won the race
-    except BaseException:
+    except BaseException:  # broad on purpose: no half-extracted tree survives, ^C too; re-raised
         shutil.rmtree(staging, ignore_errors=True)
         raise
     return target_path

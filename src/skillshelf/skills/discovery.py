@@ -162,7 +162,7 @@ class _Walker:
                 self._diag(
                     "discovery.dir_cap",
                     f"Stopped after visiting {self.options.max_dirs:,} folders "
-                    "(raise max_dirs / --max-dirs to look further)",
+                    "(raise max_dirs to look further)",
                     directory,
                     severity="warning",
                 )

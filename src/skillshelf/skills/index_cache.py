@@ -80,7 +80,7 @@ def save_index(cache_dir: Path, key: str, index: Index) -> None:
             with os.fdopen(fd, "wb") as fh:
                 marshal.dump((_FORMAT, key, index), fh)
             os.replace(tmp, _cache_file(cache_dir, key))
-        except BaseException:
+        except BaseException:  # broad on purpose: no temporary file survives, ^C too; re-raised
             with contextlib.suppress(OSError):
                 os.unlink(tmp)
             raise

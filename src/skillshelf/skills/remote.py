@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Final
 
 from skillshelf.core.diagnostics import Diagnostic
+from skillshelf.errors import MissingExtraError
 from skillshelf.skills.archive import (
     ArchiveError,
     ArchiveLimits,
@@ -49,6 +50,7 @@ def materialize_url(url: str, cache_dir: Path, limits: ArchiveLimits) -> Materia
 
     Raises:
         ArchiveError: It cannot be fetched (and no earlier copy can stand in) or extracted.
+        MissingExtraError: httpx (the ``remote`` extra) is not installed.
     """
     folder = cache_dir / "remote" / _key(url)
     meta = _read_meta(folder)
@@ -92,10 +94,8 @@ def _download(
     """GET ``url`` conditionally into a temporary file; None when not modified."""
     try:
         import httpx
-    except ImportError:
-        raise ArchiveError(
-            "remote.unavailable", "URL roots need httpx: pip install 'skillshelf[remote]'"
-        ) from None
+    except ImportError as exc:
+        raise MissingExtraError("remote", module="httpx", feature="A URL root") from exc
 
     request_headers = {}
     if meta.get("etag"):
@@ -170,7 +170,7 @@ def _save_body(response: httpx.Response, folder: Path, limits: ArchiveLimits) ->
                         f"Download is over {limits.max_total_bytes:,} bytes; stopped",
                     )
                 fh.write(chunk)
-    except BaseException:
+    except BaseException:  # broad on purpose: no partial download survives, ^C too; re-raised
         with contextlib.suppress(OSError):
             os.unlink(tmp)
         raise

@@ -25,6 +25,10 @@ def materialize(root: str, cache_dir: Path, *, limits: ArchiveLimits | None = No
     """Turn an archive or URL root into an extracted folder under ``cache_dir``.
 
     Never raises for bad input: every problem becomes a diagnostic on ``root``.
+
+    Raises:
+        MissingExtraError: A URL root without httpx (the ``remote`` extra): an installation
+            problem, not one of the root's.
     """
     limits = limits or ArchiveLimits()
     try:

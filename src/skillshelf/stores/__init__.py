@@ -23,7 +23,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
-from skillshelf.errors import SkillshelfError, UsageError
+from skillshelf.errors import ConfigError, SkillshelfError, UsageError
 
 if TYPE_CHECKING:
     from skillshelf.stores.memory import MemoryStore
@@ -54,7 +54,8 @@ _URL_FORMS = "'memory:', 'sqlite:PATH', 'sqlite:///PATH' or 'redis://host:port/d
 
 
 class StoreError(SkillshelfError):
-    """A session store cannot be used: a missing driver, or a file written by a newer version."""
+    """A session store failed: it cannot be reached or opened, a newer version wrote it, or it
+    holds a document that is not valid JSON of the right shape."""
 
 
 class StoreConflictError(StoreError):
@@ -89,6 +90,7 @@ class SessionStore(Protocol):
             TypeError: ``fn`` returned something that is not a JSON-serialisable dict; the
                 stored document is unchanged.
             StoreConflictError: The store gave up retrying under contention.
+            StoreError: The store cannot be reached, or holds a corrupt document.
         """
         ...
 
@@ -115,7 +117,8 @@ def open_store(url: str | None) -> SessionStore:
             ``rediss://…`` for Redis.
 
     Raises:
-        UsageError: The URL has an unknown scheme or no path.
+        ConfigError: The URL has an unknown scheme or no path.
+        MissingExtraError: A Redis URL without the ``redis`` extra installed.
         StoreError: The store cannot be opened (see each store's constructor).
     """
     if url is None or url in ("memory:", "memory://"):
@@ -130,7 +133,7 @@ def open_store(url: str | None) -> SessionStore:
         from skillshelf.stores.sqlite import SQLiteStore
 
         return SQLiteStore(_sqlite_path(url))
-    raise UsageError(f"Unknown session store URL {url!r}; expected {_URL_FORMS}.")
+    raise ConfigError(f"Unknown session store URL {url!r}; expected {_URL_FORMS}.")
 
 
 def _sqlite_path(url: str) -> Path:
@@ -138,11 +141,11 @@ def _sqlite_path(url: str) -> Path:
     if rest.startswith("///"):
         rest = rest[3:]
     elif rest.startswith("//"):
-        raise UsageError(
+        raise ConfigError(
             f"A SQLite URL names no host: use 'sqlite:PATH' or 'sqlite:///PATH' in {url!r}."
         )
     if not rest or rest == ":memory:":
-        raise UsageError(f"{url!r} names no database file; use 'memory:' for an in-memory store.")
+        raise ConfigError(f"{url!r} names no database file; use 'memory:' for an in-memory store.")
     return Path(rest).expanduser()
 
 
@@ -181,7 +184,12 @@ def _encode(doc: object) -> str:
 def _decode(raw: str | bytes | None) -> Doc | None:
     if raw is None:
         return None
-    doc: Doc = json.loads(raw)
+    try:
+        doc = json.loads(raw)
+    except ValueError as exc:  # JSONDecodeError, and UnicodeDecodeError for bytes
+        raise StoreError(f"A stored session document is not valid JSON: {exc}") from exc
+    if not isinstance(doc, dict):
+        raise StoreError(f"A stored session document is a JSON {type(doc).__name__}, not an object")
     return doc
 
 

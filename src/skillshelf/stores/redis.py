@@ -30,9 +30,11 @@ from __future__ import annotations
 
 import random
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import TYPE_CHECKING, cast
 
-from skillshelf.errors import UsageError
+from skillshelf.errors import MissingExtraError, UsageError
 from skillshelf.stores import (
     Doc,
     StoreConflictError,
@@ -120,9 +122,8 @@ class RedisStore:
         try:
             import redis
         except ImportError as exc:
-            raise StoreError(
-                "The Redis session store needs the 'redis' package: "
-                "pip install 'skillshelf[redis]'."
+            raise MissingExtraError(
+                "redis", module="redis", feature="The Redis session store"
             ) from exc
         if ttl_s is not None and ttl_s <= 0:
             raise UsageError(f"ttl_s must be a positive number of seconds or None, not {ttl_s}.")
@@ -130,6 +131,7 @@ class RedisStore:
             raise UsageError(f"max_attempts must be at least 1, not {max_attempts}.")
         self._client: Redis = redis.Redis.from_url(url, decode_responses=True)
         self._watch_error = redis.WatchError
+        self._redis_error = redis.RedisError
         # Only hashes the script: nothing reaches the server until the first update.
         self._compare_and_set: Script = self._client.register_script(_COMPARE_AND_SET)
         self._prefix = prefix
@@ -143,7 +145,9 @@ class RedisStore:
         """Return a fresh copy of the document, or None when there is none."""
         _check_ids(session, agent)
         self._check_usable()
-        return _decode(cast("str | None", self._client.get(self._doc_key(session, agent))))
+        with self._talking():
+            raw = cast("str | None", self._client.get(self._doc_key(session, agent)))
+        return _decode(raw)
 
     def update(self, session: str, agent: str, fn: Updater) -> Doc | None:
         """Atomically read-modify-write one document; see :class:`SessionStore`.
@@ -153,7 +157,7 @@ class RedisStore:
         _check_ids(session, agent)
         self._check_usable()
         keys = [self._doc_key(session, agent), self._agents_key(session), self._sessions_key]
-        with self._guard.hold():
+        with self._guard.hold(), self._talking():
             read = cast("str | None", self._client.get(keys[0]))
             for attempt in range(self._max_attempts):
                 self._backoff(attempt)
@@ -173,7 +177,7 @@ class RedisStore:
         agents_key = self._agents_key(session)
         for attempt in range(self._max_attempts):
             self._backoff(attempt)
-            with self._client.pipeline() as pipe:
+            with self._talking(), self._client.pipeline() as pipe:
                 try:
                     _watch(pipe, agents_key)
                     agents = cast("set[str]", pipe.smembers(agents_key))
@@ -192,7 +196,7 @@ class RedisStore:
     def sessions(self) -> list[str]:
         """Return the ids of the sessions that hold at least one document, sorted."""
         self._check_usable()
-        with self._client.pipeline() as pipe:
+        with self._talking(), self._client.pipeline() as pipe:
             self._queue_prune(pipe)
             pipe.zrange(self._sessions_key, 0, -1)
             members = cast("list[str]", pipe.execute()[-1])
@@ -235,6 +239,14 @@ class RedisStore:
     def _backoff(self, attempt: int) -> None:
         if attempt:
             time.sleep(random.uniform(0, min(_BACKOFF_CAP_S, _BACKOFF_BASE_S * 2**attempt)))
+
+    @contextmanager
+    def _talking(self) -> Iterator[None]:
+        """Turn the driver's failures (server down, timeout, error reply) into StoreError."""
+        try:
+            yield
+        except self._redis_error as exc:
+            raise StoreError(f"The Redis session store failed: {exc}") from exc
 
     def _check_usable(self) -> None:
         self._guard.check()

@@ -11,6 +11,8 @@ import sqlite3
 import threading
 import time
 import weakref
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from skillshelf.errors import UsageError
@@ -66,7 +68,7 @@ class SQLiteStore:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         try:
             self._migrate(self._connection())
-        except BaseException as exc:
+        except BaseException as exc:  # broad on purpose: close on anything, ^C too; re-raised
             self.close()
             if isinstance(exc, sqlite3.DatabaseError):
                 raise StoreError(f"Cannot use {self.path} as a session store: {exc}") from exc
@@ -76,17 +78,18 @@ class SQLiteStore:
         """Return a fresh copy of the document, or None when there is none."""
         _check_ids(session, agent)
         self._guard.check()
-        row = (
-            self._connection()
-            .execute("SELECT doc FROM docs WHERE session = ? AND agent = ?", (session, agent))
-            .fetchone()
-        )
+        with self._talking():
+            row = (
+                self._connection()
+                .execute("SELECT doc FROM docs WHERE session = ? AND agent = ?", (session, agent))
+                .fetchone()
+            )
         return _decode(row[0]) if row else None
 
     def update(self, session: str, agent: str, fn: Updater) -> Doc | None:
         """Atomically read-modify-write one document; see :class:`SessionStore`."""
         _check_ids(session, agent)
-        with self._guard.hold():
+        with self._guard.hold(), self._talking():
             conn = self._connection()
             conn.execute("BEGIN IMMEDIATE")
             try:
@@ -101,7 +104,7 @@ class SQLiteStore:
                 else:
                     conn.execute(_UPSERT, (session, agent, _encode(new), time.time()))
                 conn.execute("COMMIT")
-            except BaseException:
+            except BaseException:  # broad on purpose: anything, ^C too, rolls back; re-raised
                 if conn.in_transaction:
                     conn.execute("ROLLBACK")
                 raise
@@ -111,12 +114,14 @@ class SQLiteStore:
         """Delete the documents of every agent of ``session``."""
         _check_id("session", session)
         self._guard.check()
-        self._connection().execute("DELETE FROM docs WHERE session = ?", (session,))
+        with self._talking():
+            self._connection().execute("DELETE FROM docs WHERE session = ?", (session,))
 
     def sessions(self) -> list[str]:
         """Return the ids of the sessions that hold at least one document, sorted."""
         self._guard.check()
-        rows = self._connection().execute("SELECT DISTINCT session FROM docs").fetchall()
+        with self._talking():
+            rows = self._connection().execute("SELECT DISTINCT session FROM docs").fetchall()
         return sorted(row[0] for row in rows)
 
     def close(self) -> None:
@@ -128,6 +133,14 @@ class SQLiteStore:
             self._connections.clear()
         for conn in connections:
             conn.close()
+
+    @contextmanager
+    def _talking(self) -> Iterator[None]:
+        """Turn SQLite's failures (locked past the busy timeout, disk I/O) into StoreError."""
+        try:
+            yield
+        except sqlite3.Error as exc:
+            raise StoreError(f"The SQLite session store {self.path} failed: {exc}") from exc
 
     def _connection(self) -> sqlite3.Connection:
         held: _Held | None = getattr(self._local, "held", None)
@@ -166,7 +179,7 @@ class SQLiteStore:
                 conn.execute(_SCHEMA)
                 conn.execute(f"PRAGMA user_version = {_SCHEMA_VERSION}")
             conn.execute("COMMIT")
-        except BaseException:
+        except BaseException:  # broad on purpose: anything, ^C too, rolls back; re-raised
             if conn.in_transaction:
                 conn.execute("ROLLBACK")
             raise

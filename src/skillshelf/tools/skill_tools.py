@@ -4,12 +4,18 @@ Every call returns a graded :class:`ToolResult` — ``ok``, ``recoverable`` (the
 arguments and retry) or ``fatal`` (stop retrying; a standard message for the user) — and never
 raises for anything the model sent. The same failing call is allowed two retries per session;
 the third identical failure is answered as fatal.
+
+Failures are graded by their type (see :mod:`skillshelf.errors`): :class:`ToolRetry` and other
+library errors about the request are recoverable; :class:`ToolFailed` is fatal; a session store
+that fails (down, or holding a corrupt document) is fatal with a standard message, and so is any
+unexpected exception — both logged with their traceback on the ``skillshelf.tools`` logger.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import logging
 from collections.abc import Callable, Collection, Mapping, Sequence
 from contextvars import ContextVar
 from dataclasses import dataclass
@@ -23,11 +29,11 @@ from skillshelf.core.session import (
     LoadMode,
     SessionState,
 )
-from skillshelf.errors import FileAccessError, SkillshelfError, UsageError
+from skillshelf.errors import SkillshelfError, ToolError, ToolFailed, ToolRetry, UsageError
 from skillshelf.repository import Repository
 from skillshelf.skills.content import list_docs, render_load
 from skillshelf.skills.skill import Skill
-from skillshelf.stores import SessionStore, open_store
+from skillshelf.stores import SessionStore, StoreError, open_store
 from skillshelf.tools.spec import ALL_TOOLS, SKILL_TOOLS
 
 if TYPE_CHECKING:
@@ -35,6 +41,8 @@ if TYPE_CHECKING:
     from skillshelf.exec.workspace import ExecPolicy, ExecResult, WorkspaceManager
 
 __all__ = ["DeclaredLoadError", "SkillTools", "ToolResult", "ToolStatus"]
+
+logger = logging.getLogger("skillshelf.tools")
 
 ToolStatus = Literal["ok", "recoverable", "fatal"]
 SchemaFormat = Literal["openai", "anthropic", "mcp"]
@@ -51,6 +59,13 @@ FATAL_INTERNAL_MESSAGE: Final = (
     "The skill tools hit an internal error and cannot complete this call. Stop retrying and "
     "tell the user the skill system failed: {reason}"
 )
+# What the model reads when the session store fails: never the driver's own text, which may
+# carry hosts, paths or document contents.
+FATAL_STORE_MESSAGE: Final = (
+    "The skill system's session store ({kind}) is unavailable or holds unreadable data, so this "
+    "call could not complete. Stop retrying it and tell the user the session store failed."
+)
+_STORE_KINDS: Final = {"MemoryStore": "memory", "SQLiteStore": "SQLite", "RedisStore": "Redis"}
 
 
 @dataclass(frozen=True, slots=True)
@@ -81,14 +96,6 @@ class ToolResult:
 
 class DeclaredLoadError(SkillshelfError):
     """A declared load names an unknown skill or doc; nothing was loaded."""
-
-
-class _Failure(Exception):
-    """A recoverable failure inside a tool; becomes a ``recoverable`` result."""
-
-
-class _Fatal(Exception):
-    """A failure retrying cannot fix (no sandbox); becomes a ``fatal`` result."""
 
 
 class SkillTools:
@@ -167,9 +174,9 @@ class SkillTools:
 
             suggestions = closest_names(name, self._visible_names())
             hint = f" Closest: {', '.join(suggestions)}." if suggestions else ""
-            raise _Failure(f"Unknown skill {name!r}.{hint} Call skill_list to see every skill.")
+            raise ToolRetry(f"Unknown skill {name!r}.{hint} Call skill_list to see every skill.")
         if not skill.model_invocable and not _BY_USER.get():
-            raise _Failure(
+            raise ToolRetry(
                 f"Skill {name!r} can only be invoked by the user (as /{name}); "
                 "do not load it yourself."
             )
@@ -198,14 +205,30 @@ class SkillTools:
     # -- state ---------------------------------------------------------------------------
 
     def state(self) -> SessionState:
-        """The current state of this session and agent."""
-        return SessionState.from_doc(self.store.get(self.session_id, self.agent))
+        """The current state of this session and agent.
+
+        Raises:
+            StoreError: The store failed, or holds a document that is not a session state.
+        """
+        return self._parse(self.store.get(self.session_id, self.agent))
 
     def _update(self, fn: Callable[[SessionState], SessionState]) -> SessionState:
-        doc = self.store.update(
-            self.session_id, self.agent, lambda d: fn(SessionState.from_doc(d)).to_doc()
-        )
-        return SessionState.from_doc(doc)
+        doc = self.store.update(self.session_id, self.agent, lambda d: fn(self._parse(d)).to_doc())
+        return self._parse(doc)
+
+    def _parse(self, doc: Any) -> SessionState:
+        try:
+            return SessionState.from_doc(doc)
+        # The shapes a JSON document of the wrong form makes from_doc fail with.
+        except (TypeError, ValueError, AttributeError) as exc:
+            raise StoreError(
+                f"The {self._store_kind()} session document of session {self.session_id!r}, "
+                f"agent {self.agent!r} is not a session state: {exc}"
+            ) from exc
+
+    def _store_kind(self) -> str:
+        name = type(self.store).__name__
+        return _STORE_KINDS.get(name, name)
 
     def begin_turn(self) -> None:
         """The user sent a new message: ``turn`` and ``once`` loads end."""
@@ -238,6 +261,19 @@ class SkillTools:
             history_call_ids: Tool call ids still present in the conversation; a load whose
                 earlier result is gone is delivered again in full rather than as a stub.
         """
+        try:
+            return self._call(tool, arguments, call_id, history_call_ids)
+        except StoreError:
+            logger.exception("session store failed during %s (session %r)", tool, self.session_id)
+            return ToolResult(tool, "fatal", FATAL_STORE_MESSAGE.format(kind=self._store_kind()))
+
+    def _call(
+        self,
+        tool: str,
+        arguments: Mapping[str, Any] | str | None,
+        call_id: str | None,
+        history_call_ids: Collection[str] | None,
+    ) -> ToolResult:
         from skillshelf.tools import spec as toolspec
 
         names = self._visible_names()
@@ -249,15 +285,19 @@ class SkillTools:
         tool, args = parsed.tool, parsed.args
         try:
             content, data = self._dispatch(tool, args, call_id, history_call_ids)
-        except _Fatal as exc:
-            return ToolResult(tool, "fatal", str(exc))
-        except _Failure as exc:
+        except StoreError:
+            raise  # graded in call(), the one place that answers for the store
+        except ToolError as exc:
+            if not exc.recoverable:
+                return ToolResult(tool, "fatal", str(exc))
             return self._grade(tool, arguments, str(exc))
-        except (FileAccessError, SkillshelfError) as exc:
-            # A file that vanished or changed under us: the model may retry or move on.
+        except SkillshelfError as exc:
+            # A file that vanished or changed under us, a skill that stopped parsing: the model
+            # may retry or move on.
             return self._grade(tool, arguments, str(exc))
-        except Exception as exc:  # anything else is our failure, not the model's
-            reason = f"{type(exc).__name__}: {exc}"
+        except Exception as exc:  # broad on purpose: a bug of ours must not crash the agent
+            logger.exception("internal error in %s (session %r)", tool, self.session_id)
+            reason = f"{type(exc).__name__} (logged on skillshelf.tools)"
             return ToolResult(tool, "fatal", FATAL_INTERNAL_MESSAGE.format(reason=reason))
         if parsed.notes:
             content += "\n\n(Arguments adjusted: " + " ".join(parsed.notes) + ")"
@@ -299,7 +339,7 @@ class SkillTools:
             return self._unload(args.skill)
         if tool == "workspace_exec" and self.workspace is not None:
             return self._exec(args)
-        raise _Failure(
+        raise ToolRetry(
             f"{tool!r} is not available here. Available tools: {', '.join(self.tool_names)}."
         )
 
@@ -357,7 +397,7 @@ class SkillTools:
             shown = ", ".join(_clip(d) for d in unknown[:_SHOWN_DOCS])
             if len(unknown) > _SHOWN_DOCS:
                 shown += f" and {len(unknown) - _SHOWN_DOCS} more"
-            raise _Failure(
+            raise ToolRetry(
                 f"Unknown doc(s) for skill {skill.name!r}: {shown}. Available docs: {listing}."
             )
         return list(dict.fromkeys(_norm(d) for d in docs))
@@ -420,7 +460,7 @@ class SkillTools:
         skill = self._skill(name)
         current = self.state().loaded.get(name)
         if current is None:
-            raise _Failure(f"Skill {name!r} is not loaded. Call skill_load first.")
+            raise ToolRetry(f"Skill {name!r} is not loaded. Call skill_load first.")
         if mode == "clear":
             selection: DocSelection = []
         elif include_all:
@@ -465,7 +505,7 @@ class SkillTools:
             try:
                 self.executor, self._exec_warning = select_executor("auto")
             except SandboxUnavailableError as exc:
-                raise _Fatal(f"No sandbox is available to run commands: {exc}") from exc
+                raise ToolFailed(f"No sandbox is available to run commands: {exc}") from exc
         try:
             result = execute(
                 self.workspace.open(self.session_id),
@@ -478,10 +518,8 @@ class SkillTools:
                 stdin=args.stdin,
                 pinned=self.repo.pinned_digest(skill.name) if skill is not None else None,
             )
-        except UsageError as exc:
-            raise _Failure(f"Refused: {exc}.") from exc
         except OSError as exc:
-            raise _Fatal(f"The command could not be started: {exc}") from exc
+            raise ToolFailed(f"The command could not be started: {exc}") from exc
         if self._exec_warning:
             result.notes.append(self._exec_warning)
         data = result.to_json() | {"run_id": result.run_id, "executor": result.executor}
@@ -505,7 +543,7 @@ class SkillTools:
                 name, docs = (entry, []) if isinstance(entry, str) else (entry[0], list(entry[1]))
                 try:
                     plan.append((name, self._resolve_docs(self._skill(name), docs, False)))
-                except _Failure as exc:
+                except ToolRetry as exc:
                     problems.append(str(exc))
             if problems:
                 raise DeclaredLoadError("Declared skills cannot be loaded: " + " ".join(problems))

@@ -44,8 +44,10 @@ class Tool:
         description: When to call it.
         parameters: JSON Schema of the arguments (an object schema).
         fn: Called with the arguments as keywords; may be async; returns text (other values
-            are sent as JSON). Raise :class:`~skillshelf.errors.ToolError` for a failure the
-            model should see; anything else is answered as fatal.
+            are sent as JSON). Raise :class:`~skillshelf.errors.ToolRetry` when the model may
+            fix its arguments and call again, :class:`~skillshelf.errors.ToolFailed` when it
+            should stop; any other exception is logged with its traceback and answered as
+            fatal.
     """
 
     name: str

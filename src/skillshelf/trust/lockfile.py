@@ -122,7 +122,7 @@ class Drift:
     def summary(self) -> str:
         """One line for people: what drifted."""
         if self.kind == "unlisted":
-            return "not in the lockfile; approve with `skillshelf lock --update NAME`"
+            return "not in the lockfile; approve it by locking it (updating the lockfile)"
         if self.kind == "missing":
             return "in the lockfile but not found"
         if self.kind == "capped":

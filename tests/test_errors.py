@@ -1,0 +1,66 @@
+"""The error tree: every library error is a SkillshelfError; signals and misuse stay apart."""
+
+from __future__ import annotations
+
+import importlib
+
+import pytest
+
+from skillshelf.errors import (
+    ConfigError,
+    MissingExtraError,
+    SkillshelfError,
+    ToolError,
+    ToolFailed,
+    ToolRetry,
+    UsageError,
+)
+
+LIBRARY_ERRORS = [
+    "skillshelf.core.frontmatter.FrontmatterError",
+    "skillshelf.core.slash.SlashCommandError",
+    "skillshelf.skills.archive.ArchiveError",
+    "skillshelf.trust.lockfile.LockfileError",
+    "skillshelf.stores.StoreError",
+    "skillshelf.stores.StoreConflictError",
+    "skillshelf.exec.runner.SandboxUnavailableError",
+    "skillshelf.tools.skill_tools.DeclaredLoadError",
+    "skillshelf.models.ModelError",
+    "skillshelf.models.ModelAuthError",
+    "skillshelf.models.TransientModelError",
+    "skillshelf.agent.results.AgentError",
+    "skillshelf.agent.results.MaxStepsError",
+    "skillshelf.agent.history.HistoryError",
+    "skillshelf.evals.cases.CasesError",
+    "skillshelf.evals.compare.BaselineError",
+    "skillshelf.evals.output.OutputDirError",
+    "skillshelf.evals.runner.EvalAbortedError",
+    "skillshelf.mcpserver.files.UriError",
+    "skillshelf.compat.skills_ref.SkillError",
+]
+
+
+@pytest.mark.parametrize("path", LIBRARY_ERRORS)
+def test_every_library_error_is_in_the_skillshelf_error_tree(path: str) -> None:
+    module, _, name = path.rpartition(".")
+    assert issubclass(getattr(importlib.import_module(module), name), SkillshelfError)
+
+
+def test_the_three_families_stay_apart() -> None:
+    assert not issubclass(UsageError, SkillshelfError)
+    assert not issubclass(ToolError, SkillshelfError) and not issubclass(ToolError, UsageError)
+    assert issubclass(MissingExtraError, ConfigError) and issubclass(ConfigError, SkillshelfError)
+
+
+def test_signals_carry_their_grade() -> None:
+    assert ToolRetry("fix it").recoverable and not ToolFailed("stop").recoverable
+
+
+def test_a_failed_import_of_an_extras_module_names_the_extra() -> None:
+    missing = MissingExtraError.from_import_error(
+        ModuleNotFoundError("No module named 'mcp.server'", name="mcp.server"), feature="serve"
+    )
+    assert missing is not None and missing.extra == "mcp"
+    assert str(missing).endswith("pip install 'skillshelf[mcp]'")
+    other = ModuleNotFoundError("No module named 'nope'", name="nope")
+    assert MissingExtraError.from_import_error(other, feature="x") is None
