@@ -1,7 +1,9 @@
 """Catalog rendering: the skills' names and descriptions as prompt text, within a budget.
 
 Pure functions over values. The XML form is byte-identical to skills-ref's ``to_prompt`` for
-the same skills in the same order; the Markdown form is more compact. A budget never drops a
+the same skills in the same order, except that a location holding ``& < > " '`` is escaped too
+(skills-ref leaves it raw, so a folder name could close ``<location>`` and forge a skill); the
+Markdown form is more compact and keeps each name on its line. A budget never drops a
 skill silently: descriptions are trimmed evenly first, then only names are listed, and only
 when even the names do not fit are the remaining skills counted in a closing line that points
 the model at ``skill_search``.
@@ -9,10 +11,10 @@ the model at ``skill_search``.
 
 from __future__ import annotations
 
-import html
 from collections.abc import Iterable, Sequence
 from typing import Final, Literal, NamedTuple, Protocol
 
+from skillshelf.core.markup import escape_xml, one_line
 from skillshelf.errors import UsageError
 
 __all__ = ["CatalogEntry", "CatalogFormat", "render_catalog"]
@@ -103,23 +105,16 @@ def _render(
     return _render_markdown(items, desc_limit=desc_limit, names_only=names_only, omitted=omitted)
 
 
-def _escape(text: str) -> str:
-    # html.escape (what skills-ref uses) makes five passes; most text needs none.
-    if "&" in text or "<" in text or ">" in text or '"' in text or "'" in text:
-        return html.escape(text)
-    return text
-
-
 def _render_xml(
     items: Sequence[CatalogEntry], *, desc_limit: int | None, names_only: bool, omitted: int
 ) -> str:
     if names_only:
-        parts = [f"<skill>\n<name>\n{_escape(item.name)}\n</name>\n</skill>" for item in items]
+        parts = [f"<skill>\n<name>\n{escape_xml(item.name)}\n</name>\n</skill>" for item in items]
     else:
         parts = [
-            f"<skill>\n<name>\n{_escape(name)}\n</name>\n"
-            f"<description>\n{_escape(_trim(description, desc_limit))}\n</description>\n"
-            f"<location>\n{location}\n</location>\n</skill>"
+            f"<skill>\n<name>\n{escape_xml(name)}\n</name>\n"
+            f"<description>\n{escape_xml(_trim(description, desc_limit))}\n</description>\n"
+            f"<location>\n{escape_xml(location)}\n</location>\n</skill>"
             for name, description, location in items
         ]
     if omitted:
@@ -133,11 +128,11 @@ def _render_markdown(
     lines = ["## Available skills", ""]
     if names_only:
         if items:
-            lines.append(", ".join(f"`{item.name}`" for item in items))
+            lines.append(", ".join(f"`{one_line(item.name)}`" for item in items))
     else:
         for item in items:
             description = " ".join(_trim(item.description, desc_limit).split())
-            lines.append(f"- **{item.name}**: {description}")
+            lines.append(f"- **{one_line(item.name)}**: {description}")
     if omitted:
         if items:
             lines.append("")
