@@ -76,7 +76,7 @@ def render_catalog(
         raise UsageError(f"Unknown catalog format {format!r}; use 'xml' or 'markdown'")
     if budget_chars is not None and budget_chars < 0:
         raise UsageError("budget_chars must be zero or more")
-    items = list(entries)
+    items = _escaped(entries, format)
     full = _render(items, format, desc_limit=None)
     if budget_chars is None or len(full) <= budget_chars:
         return full
@@ -84,6 +84,26 @@ def render_catalog(
     if limit is not None:
         return _render(items, format, desc_limit=limit)
     return _names_within(items, format, budget_chars)
+
+
+def _escaped(entries: Iterable[CatalogEntry], format: CatalogFormat) -> list[CatalogEntry]:
+    """Escape names and locations once, not on each render of the budget search.
+
+    Descriptions are escaped as they are rendered: a trim must count their own characters.
+    """
+    items = list(entries)
+    if not items:
+        return items
+    # One check over all the names (and locations) at once: almost every catalog has nothing
+    # to escape, and an escaping call per entry would cost as much as the render itself.
+    names, _, locations = zip(*items, strict=True)
+    if format == "xml":
+        together = "".join(names) + "".join(locations)
+        if escape_xml(together) != together:
+            return [CatalogEntry(escape_xml(n), d, escape_xml(loc)) for n, d, loc in items]
+    elif not "".join(names).isprintable():  # a line break in a name would start a line
+        return [CatalogEntry(one_line(n), d, loc) for n, d, loc in items]
+    return items
 
 
 def _trim(text: str, limit: int | None) -> str:
@@ -109,12 +129,12 @@ def _render_xml(
     items: Sequence[CatalogEntry], *, desc_limit: int | None, names_only: bool, omitted: int
 ) -> str:
     if names_only:
-        parts = [f"<skill>\n<name>\n{escape_xml(item.name)}\n</name>\n</skill>" for item in items]
+        parts = [f"<skill>\n<name>\n{item.name}\n</name>\n</skill>" for item in items]
     else:
         parts = [
-            f"<skill>\n<name>\n{escape_xml(name)}\n</name>\n"
+            f"<skill>\n<name>\n{name}\n</name>\n"
             f"<description>\n{escape_xml(_trim(description, desc_limit))}\n</description>\n"
-            f"<location>\n{escape_xml(location)}\n</location>\n</skill>"
+            f"<location>\n{location}\n</location>\n</skill>"
             for name, description, location in items
         ]
     if omitted:
@@ -128,11 +148,11 @@ def _render_markdown(
     lines = ["## Available skills", ""]
     if names_only:
         if items:
-            lines.append(", ".join(f"`{one_line(item.name)}`" for item in items))
+            lines.append(", ".join(f"`{item.name}`" for item in items))
     else:
         for item in items:
             description = " ".join(_trim(item.description, desc_limit).split())
-            lines.append(f"- **{one_line(item.name)}**: {description}")
+            lines.append(f"- **{item.name}**: {description}")
     if omitted:
         if items:
             lines.append("")

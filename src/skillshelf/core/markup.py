@@ -48,4 +48,6 @@ def neutralize_tags(text: str) -> str:
 
 def one_line(text: str) -> str:
     """Show line breaks and other control characters as escapes, so the value stays one line."""
-    return text.translate(_CONTROL_ESCAPES)
+    # isprintable() is false for every character escaped here, and a fast C check; most
+    # values pass it, and translate() costs more than the whole of a catalog line.
+    return text if text.isprintable() else text.translate(_CONTROL_ESCAPES)
