@@ -9,7 +9,7 @@ from skillshelf.core.markup import escape_xml, neutralize_tags, one_line
 # Text real skills hold: none of it may change, or escaping would move prompt bytes.
 ORDINARY = [
     "",
-    "# Guide\n\nUse `a < b` and `x > y`; R&D's \"quoted\" text.",
+    '# Guide\n\nUse `a < b` and `x > y`; R&D\'s "quoted" text.',
     "<details><summary>More</summary></details>",
     "<skill>\n<name>\npdf\n</name>\n</skill>",  # the catalog's tags are not the load's
     "<skill_contents> <skill_documents> skill_content",

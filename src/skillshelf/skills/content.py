@@ -111,6 +111,7 @@ def _gather_docs(
     skill: Skill, docs: Sequence[str], *, max_doc_chars: int
 ) -> tuple[DocSnapshot, ...]:
     gathered: list[DocSnapshot] = []
+    # The budget is spent here, not in the renderer: it decides how much of each file is read.
     budget = MAX_DOC_CHARS_TOTAL
     for relative in docs:
         if budget <= 0:
