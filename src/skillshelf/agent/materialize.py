@@ -7,23 +7,56 @@ friendly). A skill that is no longer loaded has its old result replaced by a one
 the result that delivered a loaded skill is gone from the history (truncated, summarised, or the
 skill was declared by the caller), a dedicated system message carries the content instead.
 With ``placement="system"`` all loaded content goes into that system message.
+
+:func:`materialize` is :func:`gather_context` (the session store says which skills are loaded;
+the skills are read) followed by :func:`assemble`, a pure function of what was gathered.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Any, Final, Literal
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Literal
 
+from skillshelf.core.render import (
+    LOADED_CONTEXT_HEADER,
+    SkillSnapshot,
+    render_loaded_context,
+    render_release_note,
+)
 from skillshelf.core.session import LoadedSkill
-from skillshelf.skills.content import list_docs, render_load
+from skillshelf.skills.content import gather_load, list_docs
 from skillshelf.tools import spec as toolspec
 from skillshelf.tools.skill_tools import SkillTools
 
-__all__ = ["LOADED_CONTEXT_HEADER", "Placement", "materialize"]
+__all__ = [
+    "LOADED_CONTEXT_HEADER",
+    "ContextSnapshot",
+    "Placement",
+    "assemble",
+    "gather_context",
+    "materialize",
+]
 
 Placement = Literal["tool_result", "system"]
 Message = dict[str, Any]
-LOADED_CONTEXT_HEADER: Final = "Loaded skill context:"
+
+
+@dataclass(frozen=True, slots=True)
+class ContextSnapshot:
+    """What the next request is built from, read from the session store and the skills.
+
+    Attributes:
+        messages: The conversation as it stands.
+        loaded: The visible loaded skills of the session and agent, by name.
+        carried: The loaded skills a system message carries, least recently touched first.
+        placement: Where loaded content goes (see :func:`materialize`).
+    """
+
+    messages: tuple[Message, ...]
+    loaded: Mapping[str, LoadedSkill]
+    carried: tuple[SkillSnapshot, ...]
+    placement: Placement
 
 
 def materialize(
@@ -33,27 +66,53 @@ def materialize(
 
     The input is not modified.
     """
+    return assemble(gather_context(messages, tools, placement=placement))
+
+
+def gather_context(
+    messages: Sequence[Message], tools: SkillTools, *, placement: Placement
+) -> ContextSnapshot:
+    """Read which skills are loaded and, for those a system message must carry, their content."""
     visible = {s.name for s in tools.visible_skills()}
     loaded = {n: s for n, s in tools.state().loaded.items() if n in visible}
-    by_call = {s.call_id: s for s in loaded.values() if s.call_id}
-    load_calls = _skill_load_calls(messages)
     present = {m.get("tool_call_id") for m in messages if m.get("role") == "tool"}
-    out: list[Message] = []
-    for message in messages:
-        call_id = message.get("tool_call_id")
-        if message.get("role") == "tool" and call_id in load_calls:
-            name = load_calls[call_id]
-            holder = by_call.get(call_id)
-            superseded = holder is None and name in loaded
-            message = _rewrite_result(message, holder, name, placement, superseded=superseded)
-        out.append(message)
     carried = [
         s
         for s in sorted(loaded.values(), key=lambda s: s.touched)
         if placement == "system" or s.call_id is None or s.call_id not in present
     ]
-    if carried:
-        _insert_system(out, _context_message(tools, carried))
+    snapshots = tuple(_gather_carried(tools, carried))
+    return ContextSnapshot(tuple(messages), loaded, snapshots, placement)
+
+
+def _gather_carried(tools: SkillTools, carried: Sequence[LoadedSkill]) -> Iterator[SkillSnapshot]:
+    for loaded in carried:
+        skill = tools.repo.find(loaded.name)
+        if skill is None:
+            continue
+        docs = list_docs(skill) if loaded.docs == "*" else list(loaded.docs)
+        yield gather_load(skill, skill.body(), docs, max_doc_chars=tools.max_file_chars)
+
+
+def assemble(snapshot: ContextSnapshot) -> list[Message]:
+    """The messages to send, built from ``snapshot`` alone (no store, no files)."""
+    loaded = snapshot.loaded
+    by_call = {s.call_id: s for s in loaded.values() if s.call_id}
+    load_calls = _skill_load_calls(snapshot.messages)
+    out: list[Message] = []
+    for message in snapshot.messages:
+        call_id = message.get("tool_call_id")
+        if message.get("role") == "tool" and call_id in load_calls:
+            name = load_calls[call_id]
+            holder = by_call.get(call_id)
+            superseded = holder is None and name in loaded
+            message = _rewrite_result(
+                message, holder, name, snapshot.placement, superseded=superseded
+            )
+        out.append(message)
+    if snapshot.carried:
+        context = render_loaded_context(snapshot.carried)
+        _insert_system(out, {"role": "system", "content": context})
     return out
 
 
@@ -85,26 +144,12 @@ def _rewrite_result(
     if loaded is not None and placement == "tool_result":
         return message
     if superseded:
-        note = f"[Skill {name!r} was loaded again later; see the newer result.]"
+        note = render_release_note(name, "superseded")
     elif loaded is not None:
-        note = f"[Skill {name!r} is loaded; its content is in the system message.]"
+        note = render_release_note(name, "in_system_message")
     else:
-        note = (
-            f"[Skill {name!r} is no longer loaded; its content was released. "
-            "Load it again if needed.]"
-        )
+        note = render_release_note(name, "released")
     return {**message, "content": note}
-
-
-def _context_message(tools: SkillTools, carried: Sequence[LoadedSkill]) -> Message:
-    parts = [LOADED_CONTEXT_HEADER]
-    for loaded in carried:
-        skill = tools.repo.find(loaded.name)
-        if skill is None:
-            continue
-        docs = list_docs(skill) if loaded.docs == "*" else list(loaded.docs)
-        parts.append(render_load(skill, skill.body(), docs, max_doc_chars=tools.max_file_chars))
-    return {"role": "system", "content": "\n\n".join(parts)}
 
 
 def _insert_system(messages: list[Message], extra: Message) -> None:

@@ -1,7 +1,9 @@
 """Catalog rendering: the skills' names and descriptions as prompt text, within a budget.
 
 Pure functions over values. The XML form is byte-identical to skills-ref's ``to_prompt`` for
-the same skills in the same order; the Markdown form is more compact. A budget never drops a
+the same skills in the same order, except that a location holding ``& < > " '`` is escaped too
+(skills-ref leaves it raw, so a folder name could close ``<location>`` and forge a skill); the
+Markdown form is more compact and keeps each name on its line. A budget never drops a
 skill silently: descriptions are trimmed evenly first, then only names are listed, and only
 when even the names do not fit are the remaining skills counted in a closing line that points
 the model at ``skill_search``.
@@ -9,10 +11,10 @@ the model at ``skill_search``.
 
 from __future__ import annotations
 
-import html
 from collections.abc import Iterable, Sequence
 from typing import Final, Literal, NamedTuple, Protocol
 
+from skillshelf.core.markup import escape_xml, one_line
 from skillshelf.errors import UsageError
 
 __all__ = ["CatalogEntry", "CatalogFormat", "render_catalog"]
@@ -74,7 +76,7 @@ def render_catalog(
         raise UsageError(f"Unknown catalog format {format!r}; use 'xml' or 'markdown'")
     if budget_chars is not None and budget_chars < 0:
         raise UsageError("budget_chars must be zero or more")
-    items = list(entries)
+    items = _escaped(entries, format)
     full = _render(items, format, desc_limit=None)
     if budget_chars is None or len(full) <= budget_chars:
         return full
@@ -82,6 +84,26 @@ def render_catalog(
     if limit is not None:
         return _render(items, format, desc_limit=limit)
     return _names_within(items, format, budget_chars)
+
+
+def _escaped(entries: Iterable[CatalogEntry], format: CatalogFormat) -> list[CatalogEntry]:
+    """Escape names and locations once, not on each render of the budget search.
+
+    Descriptions are escaped as they are rendered: a trim must count their own characters.
+    """
+    items = list(entries)
+    if not items:
+        return items
+    # One check over all the names (and locations) at once: almost every catalog has nothing
+    # to escape, and an escaping call per entry would cost as much as the render itself.
+    names, _, locations = zip(*items, strict=True)
+    if format == "xml":
+        together = "".join(names) + "".join(locations)
+        if escape_xml(together) != together:
+            return [CatalogEntry(escape_xml(n), d, escape_xml(loc)) for n, d, loc in items]
+    elif not "".join(names).isprintable():  # a line break in a name would start a line
+        return [CatalogEntry(one_line(n), d, loc) for n, d, loc in items]
+    return items
 
 
 def _trim(text: str, limit: int | None) -> str:
@@ -103,22 +125,15 @@ def _render(
     return _render_markdown(items, desc_limit=desc_limit, names_only=names_only, omitted=omitted)
 
 
-def _escape(text: str) -> str:
-    # html.escape (what skills-ref uses) makes five passes; most text needs none.
-    if "&" in text or "<" in text or ">" in text or '"' in text or "'" in text:
-        return html.escape(text)
-    return text
-
-
 def _render_xml(
     items: Sequence[CatalogEntry], *, desc_limit: int | None, names_only: bool, omitted: int
 ) -> str:
     if names_only:
-        parts = [f"<skill>\n<name>\n{_escape(item.name)}\n</name>\n</skill>" for item in items]
+        parts = [f"<skill>\n<name>\n{item.name}\n</name>\n</skill>" for item in items]
     else:
         parts = [
-            f"<skill>\n<name>\n{_escape(name)}\n</name>\n"
-            f"<description>\n{_escape(_trim(description, desc_limit))}\n</description>\n"
+            f"<skill>\n<name>\n{name}\n</name>\n"
+            f"<description>\n{escape_xml(_trim(description, desc_limit))}\n</description>\n"
             f"<location>\n{location}\n</location>\n</skill>"
             for name, description, location in items
         ]

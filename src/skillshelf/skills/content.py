@@ -1,17 +1,16 @@
-"""What ``skill_load`` hands the model: body, directory, resource tree, selected docs.
-
-Rendering is deterministic (same skill, same selection → same bytes), so re-materialising a
-loaded skill into a later request never disturbs the prompt cache.
+"""What ``skill_load`` hands the model, gathered from disk: the skill's documents, the links
+its body makes to missing files, and the :class:`~skillshelf.core.render.SkillSnapshot` that
+:mod:`skillshelf.core.render` turns into text.
 """
 
 from __future__ import annotations
 
-import html
 import os
 import re
 from collections.abc import Sequence
 from typing import Final
 
+from skillshelf.core.render import DocSnapshot, SkillSnapshot, render_skill_load
 from skillshelf.errors import FileAccessError
 from skillshelf.skills.paths import file_tree, read_skill_file, safe_join
 from skillshelf.skills.skill import Skill
@@ -20,6 +19,7 @@ from skillshelf.skills.walk import Entry, walk_skill
 __all__ = [
     "DOC_SUFFIXES",
     "MAX_DOCS",
+    "gather_load",
     "list_docs",
     "missing_links",
     "render_load",
@@ -78,10 +78,10 @@ def missing_links(skill: Skill, body: str) -> list[str]:
     return missing
 
 
-def render_load(
+def gather_load(
     skill: Skill, body: str, docs: Sequence[str], *, max_doc_chars: int = 24_000
-) -> str:
-    """The text of a ``skill_load`` result.
+) -> SkillSnapshot:
+    """Read what a ``skill_load`` result shows of ``skill`` into a value the core renders.
 
     Args:
         skill: The skill.
@@ -89,42 +89,39 @@ def render_load(
         docs: Documents to include (relative paths, already validated).
         max_doc_chars: Cap per document.
     """
-    name = html.escape(skill.name)
-    parts = [
-        f'<skill_content name="{name}">',
-        body.strip("\n"),
-        "</skill_content>",
-        "",
-        f"Skill directory: {skill.directory}",
-        "Relative paths in this skill (scripts/, references/, assets/ …) resolve against that "
-        "directory; use the absolute path in later tool calls.",
-    ]
-    missing = missing_links(skill, body)
-    if missing:
-        parts.append(
-            "Note: the body links to files that are not in the skill: " + ", ".join(missing)
-        )
-    tree = file_tree(skill.path)
-    parts += ["", "<skill_resources>", tree.render(), "</skill_resources>"]
-    parts += _render_docs(skill, docs, max_doc_chars=max_doc_chars)
-    return "\n".join(parts)
+    return SkillSnapshot(
+        name=skill.name,
+        directory=skill.directory,
+        body=body,
+        tree=file_tree(skill.path),
+        missing_links=tuple(missing_links(skill, body)),
+        docs=_gather_docs(skill, docs, max_doc_chars=max_doc_chars),
+    )
 
 
-def _render_docs(skill: Skill, docs: Sequence[str], *, max_doc_chars: int) -> list[str]:
-    parts: list[str] = []
+def render_load(
+    skill: Skill, body: str, docs: Sequence[str], *, max_doc_chars: int = 24_000
+) -> str:
+    """The text of a ``skill_load`` result: :func:`gather_load`, then
+    :func:`~skillshelf.core.render.render_skill_load`. Arguments as for :func:`gather_load`."""
+    return render_skill_load(gather_load(skill, body, docs, max_doc_chars=max_doc_chars))
+
+
+def _gather_docs(
+    skill: Skill, docs: Sequence[str], *, max_doc_chars: int
+) -> tuple[DocSnapshot, ...]:
+    gathered: list[DocSnapshot] = []
+    # The budget is spent here, not in the renderer: it decides how much of each file is read.
     budget = MAX_DOC_CHARS_TOTAL
     for relative in docs:
         if budget <= 0:
-            parts.append(
-                f'<skill_doc path="{html.escape(relative)}">[not included: the docs '
-                "budget of this load is used up; read it with skill_read_file]</skill_doc>"
-            )
+            gathered.append(DocSnapshot(relative))
             continue
         try:
             content = read_skill_file(skill.path, relative, max_chars=min(max_doc_chars, budget))
-            text = content.render()
+            doc = DocSnapshot(relative, content=content.file_text())
         except FileAccessError as exc:
-            text = f"[{exc}]"
-        budget -= len(text)
-        parts += ["", f'<skill_doc path="{html.escape(relative)}">', text, "</skill_doc>"]
-    return parts
+            doc = DocSnapshot(relative, problem=str(exc))
+        budget -= len(doc.text() or "")
+        gathered.append(doc)
+    return tuple(gathered)

@@ -13,6 +13,9 @@ import stat
 from dataclasses import dataclass
 from pathlib import Path
 
+# The tree and text values are pure, so they live in the core (which renders them); they are
+# re-exported here beside the functions that produce them.
+from skillshelf.core.files import FileText, FileTree, TreeEntry, human_size, tree_order
 from skillshelf.core.mime import SNIFF_BYTES, guess_mime, is_binary
 from skillshelf.errors import FileAccessError, UsageError
 from skillshelf.skills.walk import Entry, SkillWalk, walk_skill
@@ -125,18 +128,21 @@ class FileContent:
     truncated: bool
     total_chars: int | None = None
 
+    def file_text(self) -> FileText:
+        """The pure value the renderers take: everything but the absolute path."""
+        return FileText(
+            self.relative,
+            self.size,
+            self.mime,
+            self.binary,
+            self.text,
+            self.truncated,
+            self.total_chars,
+        )
+
     def render(self) -> str:
         """Return what a model should see: the text with a visible cut marker, or a description."""
-        if self.binary or self.text is None:
-            return f"[binary file: {self.relative}, {self.size:,} bytes, {self.mime} — not shown]"
-        if not self.truncated:
-            return self.text
-        shown = f"{len(self.text):,}"
-        if self.total_chars is not None:
-            marker = f"showed {shown} of {self.total_chars:,} characters"
-        else:
-            marker = f"showed {shown} characters of a {self.size:,}-byte file"
-        return f"{self.text}\n[truncated: {marker}]"
+        return self.file_text().render()
 
 
 def read_skill_file(skill_dir: Path, relative: str, *, max_chars: int = 24_000) -> FileContent:
@@ -209,69 +215,6 @@ def _classify(name: str, head: bytes) -> tuple[str, bool]:
     return mime, is_binary(mime, head)
 
 
-def human_size(n: int) -> str:
-    """Format a byte count for people: ``812 B``, ``1.2 KB``, ``3.4 MB`` (powers of 1000)."""
-    if n < 0:
-        raise UsageError(f"a size cannot be negative, got {n}")
-    if n < 1000:
-        return f"{n} B"
-    value, unit = float(n), "B"
-    for unit in ("KB", "MB", "GB", "TB"):  # noqa: B007 - the unit reached is the answer
-        value /= 1000
-        if round(value, 1) < 1000:
-            break
-    return f"{value:.1f} {unit}"
-
-
-@dataclass(frozen=True, slots=True)
-class TreeEntry:
-    """One file or directory in a :class:`FileTree`.
-
-    Attributes:
-        path: POSIX path relative to the skill directory.
-        is_dir: True for a directory (a symbolically linked one is listed, not entered).
-        size: Size in bytes for files; None for directories.
-        depth: 0 for the skill directory's own entries, 1 one level down, and so on.
-    """
-
-    path: str
-    is_dir: bool
-    size: int | None
-    depth: int
-
-
-@dataclass(frozen=True, slots=True)
-class FileTree:
-    """A capped listing of a skill's files, in tree order (files before directories).
-
-    Attributes:
-        entries: The entries shown.
-        omitted: Entries left out by the depth or entry caps.
-        omitted_is_lower_bound: True when the walk itself stopped, so more may exist.
-    """
-
-    entries: tuple[TreeEntry, ...]
-    omitted: int
-    omitted_is_lower_bound: bool = False
-
-    def render(self) -> str:
-        """Return an indented tree, one entry a line, ending with a note on what was left out."""
-        lines = [_render_entry(entry) for entry in self.entries]
-        if self.omitted:
-            count = ("at least " if self.omitted_is_lower_bound else "") + f"{self.omitted:,}"
-            noun = "entry" if self.omitted == 1 else "entries"
-            lines.append(f"[… {count} more {noun} not shown]")
-        return "\n".join(lines) if lines else "(no files)"
-
-
-def _render_entry(entry: TreeEntry) -> str:
-    name = entry.path.rsplit("/", 1)[-1]
-    indent = "  " * entry.depth
-    if entry.is_dir:
-        return f"{indent}{name}/"
-    return f"{indent}{name}" + (f" ({human_size(entry.size)})" if entry.size is not None else "")
-
-
 def file_tree(skill_dir: Path, *, max_depth: int = 4, max_entries: int = 200) -> FileTree:
     """List a skill's files, shallowest first when the caps bite, rendered in tree order.
 
@@ -300,12 +243,11 @@ def file_tree(skill_dir: Path, *, max_depth: int = 4, max_entries: int = 200) ->
             f"The skill directory {str(skill_dir)!r} does not exist.", reason="missing"
         )
     # Breadth first, so that when the entry cap bites it keeps the shallow, telling entries.
-    listed = sorted(_listed(walk), key=lambda e: (e.depth, _tree_order(e)))
+    listed = sorted(_listed(walk), key=lambda e: (e.depth, tree_order(e)))
     kept = [e for e in listed if e.depth < max_depth][:max_entries]
     shown = len(kept)
-    return FileTree(
-        tuple(sorted(kept, key=_tree_order)), len(listed) - shown, walk.capped is not None
-    )
+    # A FileTree puts its entries in tree order itself.
+    return FileTree(tuple(kept), len(listed) - shown, walk.capped is not None)
 
 
 def _listed(walk: SkillWalk) -> list[TreeEntry]:
@@ -324,9 +266,3 @@ def _tree_entry(entry: Entry, sizes: dict[str, int]) -> TreeEntry | None:
     if entry.target_kind == "file" and entry.target is not None:
         return TreeEntry(entry.path, False, sizes.get(entry.target), depth)
     return None
-
-
-def _tree_order(entry: TreeEntry) -> tuple[tuple[bool, str, str], ...]:
-    # A directory's key is a prefix of its children's keys, so it sorts right before them.
-    *parents, name = entry.path.split("/")
-    return (*((True, p.casefold(), p) for p in parents), (entry.is_dir, name.casefold(), name))

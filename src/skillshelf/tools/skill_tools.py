@@ -21,6 +21,7 @@ from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final, Literal
 
+from skillshelf.core.render import render_already_loaded
 from skillshelf.core.session import (
     DEFAULT_MAX_LOADED,
     MAX_IDENTICAL_FAILURES,
@@ -428,12 +429,7 @@ class SkillTools:
 
             self._update(touch)
             if still_loaded[0]:
-                stub = (
-                    f"Skill {name!r} is already loaded and unchanged; its instructions are "
-                    "already in this conversation (an earlier skill_load result or the loaded "
-                    "skill context). Follow them."
-                )
-                return stub, {"skill": name, "already_loaded": True}
+                return render_already_loaded(name), {"skill": name, "already_loaded": True}
         content = render_load(skill, skill.body(), selected, max_doc_chars=self.max_file_chars)
         evicted: list[str] = []
 
