@@ -518,6 +518,8 @@ def _check_link_text(member: _Member) -> None:
 
 
 def _zip_member(info: zipfile.ZipInfo) -> _Member:
+    if not info.filename:  # zipfile's own is_dir() fails on it
+        raise ArchiveError("archive.unsafe_path", "An entry has an empty name")
     mode = info.external_attr >> 16
     name = info.filename.rstrip("/")
     if info.flag_bits & 0x1:
