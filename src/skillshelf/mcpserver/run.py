@@ -202,7 +202,11 @@ class HostGuard:
         return self._any_ip and _is_ip(name)
 
     async def __call__(self, scope: _Scope, receive: _Receive, send: _Send) -> None:
-        if scope["type"] in ("http", "websocket"):
+        if scope["type"] == "websocket":
+            # Nothing is served over WebSocket; refuse before the handshake, whatever Host says.
+            await send({"type": "websocket.close", "code": 1008})
+            return
+        if scope["type"] == "http":
             headers = dict(scope.get("headers") or ())
             host = headers.get(b"host", b"").decode("latin-1")
             if not self.allows(_host_part(host)):
