@@ -60,6 +60,14 @@ __all__ = ["serve"]
     help="Require 'Authorization: Bearer <token>' on HTTP, the token read from $VAR.",
 )
 @click.option(
+    "--allow-host",
+    "allow_hosts",
+    multiple=True,
+    metavar="NAME",
+    help="Also answer HTTP requests whose Host/Origin names NAME (e.g. a reverse proxy's "
+    "name); repeatable. Others get 421/403 (DNS-rebinding protection).",
+)
+@click.option(
     "--load-mode",
     type=click.Choice(["once", "turn", "session"]),
     default="session",
@@ -75,6 +83,7 @@ def serve(
     sandbox: str | None,
     store_url: str | None,
     token_env: str | None,
+    allow_hosts: tuple[str, ...],
     load_mode: str,
     **kwargs: Any,
 ) -> None:
@@ -129,6 +138,7 @@ def serve(
                 token=token,
                 watch=watch,
                 on_ready=ready,
+                allowed_hosts=allow_hosts,
             )
         )
     except KeyboardInterrupt:  # pragma: no cover - interactive stop

@@ -2,6 +2,12 @@
 
 Nothing here writes to stdout: under stdio it carries the protocol, and over HTTP the logs
 still belong on stderr.
+
+Over HTTP every request, token or not, must name this server in ``Host`` (and, when a browser
+sends one, in ``Origin``): the bound address, ``localhost`` for a loopback or wildcard bind, any
+IP literal for a wildcard bind, and the names given in ``allowed_hosts``. Anything else is
+answered 421 (Host) or 403 (Origin) before it reaches MCP, which defeats DNS rebinding: a page
+whose name an attacker points at 127.0.0.1 still sends its own name.
 """
 
 from __future__ import annotations
@@ -13,8 +19,9 @@ import os
 import signal
 import socket
 import sys
-from collections.abc import Awaitable, Callable, MutableMapping
+from collections.abc import Awaitable, Callable, Iterable, MutableMapping
 from typing import Any, Final, Literal
+from urllib.parse import urlsplit
 
 import anyio
 import anyio.abc
@@ -22,7 +29,7 @@ import anyio.abc
 from skillshelf.errors import UsageError
 from skillshelf.mcpserver.server import SkillServer
 
-__all__ = ["WATCH_DEBOUNCE_MS", "is_loopback", "serve"]
+__all__ = ["WATCH_DEBOUNCE_MS", "BearerTokenGate", "HostGuard", "is_loopback", "serve"]
 
 logger = logging.getLogger("skillshelf.mcp")
 
@@ -30,6 +37,9 @@ logger = logging.getLogger("skillshelf.mcp")
 WATCH_DEBOUNCE_MS: Final = 300
 MCP_PATH: Final = "/mcp"
 _BACKLOG: Final = 2048  # uvicorn's default
+# The realm a 401 names: a static bearer token, not OAuth (no resource_metadata is offered,
+# and the OAuth discovery documents under /.well-known/ answer 404).
+TOKEN_REALM: Final = "skillshelf"
 
 Transport = Literal["stdio", "http"]
 _Scope = MutableMapping[str, Any]
@@ -57,6 +67,7 @@ async def serve(
     token: str | None = None,
     watch: bool = False,
     on_ready: Callable[[str], None] | None = None,
+    allowed_hosts: Iterable[str] = (),
 ) -> None:
     """Serve until the client disconnects (stdio) or the process is stopped (HTTP).
 
@@ -68,6 +79,8 @@ async def serve(
         token: Bearer token every HTTP request must carry.
         watch: Re-scan when files under the roots change; otherwise SIGHUP re-scans.
         on_ready: Called with the URL (or ``"stdio"``) once requests can be served.
+        allowed_hosts: Host names (besides the bound address) that HTTP requests may name in
+            ``Host`` and ``Origin``, e.g. the name a reverse proxy forwards.
 
     Raises:
         UsageError: A non-loopback HTTP address without a token.
@@ -86,7 +99,7 @@ async def serve(
         if transport == "stdio":
             await _serve_stdio(server, on_ready)
         else:
-            await _serve_http(server, host, port, token, on_ready)
+            await _serve_http(server, host, port, token, on_ready, allowed_hosts)
         tg.cancel_scope.cancel()
 
 
@@ -109,12 +122,22 @@ async def _serve_http(
     port: int,
     token: str | None,
     on_ready: Callable[[str], None] | None,
+    allowed_hosts: Iterable[str] = (),
 ) -> None:
     import uvicorn
+    from mcp.server.transport_security import TransportSecuritySettings
 
-    app: _ASGIApp = server.server.streamable_http_app(streamable_http_path=MCP_PATH, host=host)
+    # The SDK checks Host/Origin only on /mcp and only for three fixed loopback names (which
+    # would refuse the names of --allow-host); HostGuard checks every request, so the SDK's
+    # own check is off rather than a second, different rule.
+    app: _ASGIApp = server.server.streamable_http_app(
+        streamable_http_path=MCP_PATH,
+        host=host,
+        transport_security=TransportSecuritySettings(enable_dns_rebinding_protection=False),
+    )
     if token:
         app = BearerTokenGate(app, token)
+    app = HostGuard(app, host, allowed_hosts)
     sock = _bind(host, port)
     bound = sock.getsockname()[1]
     shown = f"[{host}]" if ":" in host else host
@@ -137,30 +160,135 @@ def _bind(host: str, port: int) -> socket.socket:
     return sock
 
 
+async def _refuse(
+    send: _Send, status: int, body: bytes, headers: Iterable[tuple[bytes, bytes]] = ()
+) -> None:
+    await send(
+        {
+            "type": "http.response.start",
+            "status": status,
+            "headers": [
+                (b"content-type", b"application/json"),
+                (b"content-length", str(len(body)).encode()),
+                *headers,
+            ],
+        }
+    )
+    await send({"type": "http.response.body", "body": body})
+
+
+class HostGuard:
+    """ASGI middleware: a request whose ``Host`` or ``Origin`` names another site is refused.
+
+    ``Host`` not allowed → 421 Misdirected Request; ``Origin`` present and not allowed → 403.
+    """
+
+    def __init__(self, app: _ASGIApp, bound: str, names: Iterable[str] = ()) -> None:
+        self.app = app
+        bound = bound.strip("[]").lower()
+        self._names = {bound, *(n.strip().strip("[]").lower() for n in names if n.strip())}
+        self._any_ip = _is_unspecified(bound)  # 0.0.0.0 / ::: reached by any address it has
+        if is_loopback(bound) or self._any_ip:
+            self._names.add("localhost")
+        if bound == "localhost":
+            self._names.update(("127.0.0.1", "::1"))
+
+    def allows(self, name: str) -> bool:
+        """True when ``name`` (a host without port) may be used to reach this server."""
+        name = name.strip("[]").lower()
+        if name in self._names:
+            return True
+        # A rebinding page always sends a name; an IP literal is the address itself.
+        return self._any_ip and _is_ip(name)
+
+    async def __call__(self, scope: _Scope, receive: _Receive, send: _Send) -> None:
+        if scope["type"] == "websocket":
+            # Nothing is served over WebSocket; refuse before the handshake, whatever Host says.
+            await send({"type": "websocket.close", "code": 1008})
+            return
+        if scope["type"] == "http":
+            headers = dict(scope.get("headers") or ())
+            host = headers.get(b"host", b"").decode("latin-1")
+            if not self.allows(_host_part(host)):
+                logger.warning("refused a request for Host %r", host[:200])
+                await _refuse(
+                    send,
+                    421,
+                    b'{"error":"misdirected_request","error_description":'
+                    b'"This server does not answer for that Host"}',
+                )
+                return
+            origin = headers.get(b"origin")
+            if origin is not None and not self._origin_allowed(origin.decode("latin-1")):
+                logger.warning("refused a request from Origin %r", origin[:200])
+                await _refuse(
+                    send,
+                    403,
+                    b'{"error":"forbidden_origin","error_description":'
+                    b'"Requests from that Origin are not accepted"}',
+                )
+                return
+        await self.app(scope, receive, send)
+
+    def _origin_allowed(self, origin: str) -> bool:
+        try:
+            parts = urlsplit(origin)
+            hostname = parts.hostname
+        except ValueError:
+            return False
+        return parts.scheme in ("http", "https") and bool(hostname) and self.allows(hostname or "")
+
+
+def _host_part(host: str) -> str:
+    """``Host`` without its port (``[::1]:8000`` → ``::1``)."""
+    if host.startswith("["):
+        return host[1:].split("]", 1)[0]
+    return host.rsplit(":", 1)[0] if host.count(":") == 1 else host
+
+
+def _is_ip(name: str) -> bool:
+    try:
+        ipaddress.ip_address(name)
+    except ValueError:
+        return False
+    return True
+
+
+def _is_unspecified(host: str) -> bool:
+    try:
+        return ipaddress.ip_address(host).is_unspecified
+    except ValueError:
+        return host == ""
+
+
 class BearerTokenGate:
-    """ASGI middleware: HTTP requests without ``Authorization: Bearer <token>`` get 401."""
+    """ASGI middleware: HTTP requests without ``Authorization: Bearer <token>`` get 401.
+
+    The 401 says ``Bearer realm="skillshelf", error="invalid_token"`` and carries no
+    ``resource_metadata``: the token is static, there is no OAuth to discover, and the OAuth
+    discovery paths under ``/.well-known/`` pass through to a plain 404 so that clients
+    (the MCP Inspector) conclude that instead of starting an interactive OAuth flow.
+    """
 
     def __init__(self, app: _ASGIApp, token: str) -> None:
         self.app = app
         self._expected = f"Bearer {token}".encode()
 
     async def __call__(self, scope: _Scope, receive: _Receive, send: _Send) -> None:
-        if scope["type"] == "http":
-            given = dict(scope.get("headers") or ()).get(b"authorization", b"")
-            if not hmac.compare_digest(given, self._expected):
-                body = b'{"error":"invalid_token","error_description":"A bearer token is required"}'
-                await send(
-                    {
-                        "type": "http.response.start",
-                        "status": 401,
-                        "headers": [
-                            (b"content-type", b"application/json"),
-                            (b"www-authenticate", b'Bearer error="invalid_token"'),
-                            (b"content-length", str(len(body)).encode()),
-                        ],
-                    }
+        if scope["type"] == "http" and not str(scope.get("path", "")).startswith("/.well-known/"):
+            given = dict(scope.get("headers") or ()).get(b"authorization")
+            if given is None or not hmac.compare_digest(given, self._expected):
+                why = (
+                    "A bearer token is required"
+                    if given is None
+                    else "The bearer token is not valid"
                 )
-                await send({"type": "http.response.body", "body": body})
+                challenge = (
+                    f'Bearer realm="{TOKEN_REALM}", error="invalid_token", '
+                    f'error_description="{why}"'
+                ).encode()
+                body = f'{{"error":"invalid_token","error_description":"{why}"}}'.encode()
+                await _refuse(send, 401, body, [(b"www-authenticate", challenge)])
                 return
         await self.app(scope, receive, send)
 

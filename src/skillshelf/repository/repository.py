@@ -39,7 +39,7 @@ from skillshelf.skills.skill import Skill
 
 if TYPE_CHECKING:
     from skillshelf.core.search import SearchHit, SearchIndex
-    from skillshelf.skills.archive import Materialized
+    from skillshelf.skills.archive import ArchiveLimits, Materialized
     from skillshelf.skills.paths import FileContent
     from skillshelf.trust.gate import Review, TrustGate
     from skillshelf.trust.lockfile import Lockfile
@@ -159,6 +159,9 @@ class Repository:
             :attr:`skipped`) until approved. None reads ``$SKILLSHELF_LOCK``; False: none.
         scan_policy: Which roots the content scanner reads and what a ``block`` finding does.
             Archive and URL roots are always scanned; None means the default policy (block).
+        archive_limits: Caps for archive and URL roots (sizes, counts, expansion ratio,
+            download deadline); None means the defaults of
+            :class:`~skillshelf.skills.archive.ArchiveLimits`.
 
     Archive and URL roots are extracted into ``cache_dir`` (or the default cache folder when
     ``cache_dir`` is False, which only turns the index off). A URL is downloaded or
@@ -179,8 +182,10 @@ class Repository:
         home: str | os.PathLike[str] | None = None,
         lockfile: str | os.PathLike[str] | Lockfile | Literal[False] | None = None,
         scan_policy: ScanPolicy | None = None,
+        archive_limits: ArchiveLimits | None = None,
     ) -> None:
         self.roots, self.explicit_roots = resolve_roots(roots, cwd=cwd, home=home)
+        self._archive_limits = archive_limits
         self.options = WalkOptions(
             mode=mode, include_hidden=include_hidden, max_depth=max_depth, max_dirs=max_dirs
         )
@@ -375,7 +380,9 @@ class Repository:
             # edit must not wait on the network.
             found: Materialized | None = self._remote.get(root)
             if found is None or found.directory is None:
-                found = materialize(root, self._cache_dir or default_cache_dir())
+                found = materialize(
+                    root, self._cache_dir or default_cache_dir(), limits=self._archive_limits
+                )
                 if is_url_root(root):
                     self._remote[root] = found
             state.diagnostics.extend(found.diagnostics)

@@ -9,6 +9,13 @@ Extraction refuses, with an :class:`ArchiveError` carrying a stable code, anythi
 write outside the target or exhaust the disk: absolute paths, ``..``, links that resolve
 outside the tree, device files and FIFOs, too many entries, too much data in total or in one
 file, extreme compression ratios, and entries that decompress to more than they declared.
+A malformed archive (truncated, corrupt, encrypted, a path that is both a file and a folder,
+a member twice) is refused the same way: every problem is an :class:`ArchiveError`, never a
+traceback.
+
+The compression ratio is *measured*: bytes written against compressed bytes read, for the
+archive as a whole, and per member where the format records a compressed size (zip). A big
+asset stored uncompressed is never mistaken for a bomb.
 """
 
 from __future__ import annotations
@@ -17,23 +24,29 @@ import contextlib
 import copy
 import functools
 import hashlib
+import io
+import lzma
 import os
+import posixpath
 import shutil
 import stat
+import struct
 import tarfile
 import tempfile
 import time
 import zipfile
+import zlib
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Final
+from typing import IO, Any, Final
 
 from skillshelf.core.diagnostics import Diagnostic
 from skillshelf.errors import SkillshelfError
 from skillshelf.skills.roots import ARCHIVE_SUFFIXES
 
 __all__ = [
+    "DOWNLOAD_DEADLINE_S",
     "ArchiveError",
     "ArchiveLimits",
     "Materialized",
@@ -43,11 +56,25 @@ __all__ = [
 ]
 
 _ZIP_SUFFIXES: Final = (".zip", ".skill")
+# A URL root's whole download (redirects, headers, body): 256 MiB at under 1 MiB/s still fits;
+# a server that drips bytes to hold the fetch open does not.
+DOWNLOAD_DEADLINE_S: Final = 300.0
 _CHUNK: Final = 1 << 16
 # A staging folder untouched this long belongs to an extraction that crashed.
 _STALE_STAGING_S: Final = 3600
-# Small members may compress extremely well (a file of spaces) without being a danger.
+# Small members may compress extremely well (a file of spaces) without being a danger: the
+# ratio is only judged past this many bytes written (per member, and for the whole archive).
 _RATIO_FLOOR: Final = 1024 * 1024
+# Errors the decompressors and archive readers raise on malformed input.
+_CORRUPT: Final = (
+    zipfile.BadZipFile,
+    tarfile.TarError,
+    EOFError,
+    ValueError,
+    zlib.error,
+    lzma.LZMAError,
+    struct.error,
+)
 
 
 class ArchiveError(SkillshelfError):
@@ -70,13 +97,17 @@ class ArchiveLimits:
         max_entries: Members in the archive (files, folders and links).
         max_total_bytes: Uncompressed bytes of all files together (also caps a download).
         max_file_bytes: Uncompressed bytes of one file.
-        max_ratio: Uncompressed / compressed size of one zip member.
+        max_ratio: Bytes written / compressed bytes read, for the whole archive and for one
+            zip member (judged only past 1 MiB written).
+        download_deadline_s: Seconds a URL root's whole download may take, however steadily
+            the server sends (per-read timeouts alone never end a slow drip).
     """
 
     max_entries: int = 10_000
     max_total_bytes: int = 256 * 1024 * 1024
     max_file_bytes: int = 64 * 1024 * 1024
     max_ratio: int = 200
+    download_deadline_s: float = DOWNLOAD_DEADLINE_S
 
 
 @dataclass(frozen=True, slots=True)
@@ -130,7 +161,7 @@ class _Member:
     name: str
     kind: str  # "file" | "dir" | "symlink" | "hardlink"
     size: int = 0
-    compressed: int = 0
+    compressed: int | None = None  # known for zip members only
     link: str = ""
     executable: bool = False
 
@@ -197,29 +228,65 @@ def _kind_of_file(path: str, name: str | None) -> str:
     return ".tar"
 
 
+class _CountingFile(io.FileIO):
+    """The archive file, counting the bytes the readers take from it (the compressed side)."""
+
+    consumed = 0
+
+    def read(self, size: int | None = -1, /) -> bytes:
+        data = super().read(size)
+        self.consumed += len(data)
+        return data
+
+    def readinto(self, buffer: Any, /) -> int | None:
+        count = super().readinto(buffer)
+        self.consumed += count or 0
+        return count
+
+
 class _Extractor:
     def __init__(self, dest: Path, limits: ArchiveLimits) -> None:
         self.dest = dest
         self.real_dest = os.path.realpath(dest)
         self.limits = limits
         self.total = 0
+        self.source: _CountingFile | None = None
+        self.current = ""
         self.files: set[str] = set()
+        # What each path in the tree is ("dir", "file", "link"), folders implied by a
+        # member's path included: one path can never be both a file and a folder.
+        self.placed: dict[str, str] = {}
         self.links: list[_Member] = []
 
     def run(self, archive: str, kind: str) -> None:
         try:
-            if kind in _ZIP_SUFFIXES:
-                with zipfile.ZipFile(archive) as zf:
-                    self._run_zip(zf)
-            else:
-                mode = "r:gz" if kind in (".tar.gz", ".tgz") else "r:*"
-                with tarfile.open(archive, mode) as tf:  # type: ignore[call-overload]
-                    self._run_tar(tf)
-        except (zipfile.BadZipFile, tarfile.TarError, EOFError, ValueError) as exc:
-            raise ArchiveError("archive.corrupt", f"Cannot read the archive: {exc}") from None
+            with _CountingFile(archive) as self.source:
+                if kind in _ZIP_SUFFIXES:
+                    with zipfile.ZipFile(self.source) as zf:
+                        self._run_zip(zf)
+                else:
+                    mode = "r:gz" if kind in (".tar.gz", ".tgz") else "r:*"
+                    with tarfile.open(fileobj=self.source, mode=mode) as tf:  # type: ignore[call-overload]
+                        self._run_tar(tf)
+            self._make_links()
+        except _CORRUPT as exc:
+            raise ArchiveError(
+                "archive.corrupt",
+                f"Cannot read the archive{self._at()}: {' '.join(str(exc).split())}",
+            ) from None
         except (zipfile.LargeZipFile, NotImplementedError, RuntimeError) as exc:
-            raise ArchiveError("archive.unsupported", f"Cannot extract: {exc}") from None
-        self._make_links()
+            raise ArchiveError(
+                "archive.unsupported", f"Cannot extract{self._at()}: {exc}"
+            ) from None
+        except OSError as exc:
+            # A name the file system will not take (too long, …) or a read that failed.
+            reason = exc.strerror or str(exc)
+            raise ArchiveError(
+                "archive.unreadable", f"Cannot extract{self._at()}: {reason}"
+            ) from None
+
+    def _at(self) -> str:
+        return f" at {self.current!r}" if self.current else ""
 
     def _run_zip(self, zf: zipfile.ZipFile) -> None:
         infos = zf.infolist()
@@ -228,6 +295,7 @@ class _Extractor:
         members = [_zip_member(info) for info in infos]
         for info, member in zip(infos, members, strict=True):
             if member.kind == "symlink":
+                self.current = member.name
                 member.link = zf.read(info).decode("utf-8", "replace")
         self._check_all(members)
         for info, member in zip(infos, members, strict=True):
@@ -259,6 +327,7 @@ class _Extractor:
             )
 
     def _check(self, member: _Member) -> None:
+        self.current = member.name
         _safe_relative(member.name)
         if member.kind == "file":
             if member.size > self.limits.max_file_bytes:
@@ -267,34 +336,68 @@ class _Extractor:
                     f"{member.name!r} is {member.size:,} bytes; the limit for one file is "
                     f"{self.limits.max_file_bytes:,}",
                 )
+            # Only zip records a member's compressed size; tar members are judged by what
+            # the whole archive expands to while it is read (_check_expansion).
+            compressed = member.compressed
             if (
-                member.size > _RATIO_FLOOR
-                and member.size > max(member.compressed, 1) * self.limits.max_ratio
+                compressed is not None
+                and member.size > _RATIO_FLOOR
+                and member.size > max(compressed, 1) * self.limits.max_ratio
             ):
                 raise ArchiveError(
                     "archive.ratio",
-                    f"{member.name!r} expands {member.size // max(member.compressed, 1):,}x; "
-                    f"the limit "
-                    f"is {self.limits.max_ratio}x (a compression bomb?)",
+                    f"{member.name!r} expands {member.size // max(compressed, 1):,}x "
+                    f"({compressed:,} bytes to {member.size:,}); the limit is "
+                    f"{self.limits.max_ratio}x (a compression bomb?)",
                 )
         elif member.kind in ("symlink", "hardlink"):
             _check_link_text(member)
 
     def _extract(self, member: _Member, opener: Callable[[], IO[bytes] | None]) -> None:
-        path = self.dest / member.name
+        self.current = member.name
+        name = posixpath.normpath(member.name)
+        if name == ".":
+            if member.kind == "dir":
+                return  # the archive's own top folder ("./")
+            raise ArchiveError("archive.unsafe_path", f"Entry name {member.name!r} is not allowed")
+        member.name = name
+        self._place(member)
+        path = self.dest / name
         if member.kind == "dir":
             self._mkdir(path)
         elif member.kind == "file":
             self._mkdir(path.parent)
             source = opener()
             if source is None:
-                raise ArchiveError("archive.corrupt", f"Cannot read {member.name!r}")
+                raise ArchiveError("archive.corrupt", f"Cannot read {name!r}")
             with source:
                 self._write(member, source, path)
         elif member.kind == "hardlink":
             self._copy_hardlink(member, path)
         else:
             self.links.append(member)
+
+    def _place(self, member: _Member) -> None:
+        """Record what ``member`` makes of its path; refuse a path that is two things."""
+        parts = member.name.split("/")
+        for depth in range(1, len(parts)):
+            parent = "/".join(parts[:depth])
+            if self.placed.setdefault(parent, "folder") != "folder":
+                raise ArchiveError(
+                    "archive.conflict",
+                    f"{member.name!r} needs {parent!r} to be a folder, but the archive has it "
+                    f"as a {self.placed[parent]}",
+                )
+        kind = {"dir": "folder", "symlink": "link", "hardlink": "file"}.get(member.kind, "file")
+        before = self.placed.get(member.name)
+        if before is None or before == kind == "folder":  # the same folder twice is harmless
+            self.placed[member.name] = kind
+            return
+        if before == kind:
+            raise ArchiveError("archive.duplicate", f"{member.name!r} appears twice in the archive")
+        raise ArchiveError(
+            "archive.conflict", f"{member.name!r} is both a {before} and a {kind} in the archive"
+        )
 
     def _mkdir(self, path: Path) -> None:
         # Links are made last, so a folder here is always a real folder inside the tree.
@@ -326,8 +429,20 @@ class _Extractor:
                         "archive.too_large",
                         f"Extraction passed {self.limits.max_total_bytes:,} bytes; stopped",
                     )
+                self._check_expansion(member)
                 out.write(chunk)
         self.files.add(member.name)
+
+    def _check_expansion(self, member: _Member) -> None:
+        """Refuse once the archive as a whole has expanded past the ratio limit."""
+        consumed = max(self.source.consumed if self.source is not None else 0, 1)
+        if self.total > _RATIO_FLOOR and self.total > consumed * self.limits.max_ratio:
+            raise ArchiveError(
+                "archive.ratio",
+                f"The archive expands {self.total // consumed:,}x ({consumed:,} compressed "
+                f"bytes read, {self.total:,} written, stopped at {member.name!r}); the limit "
+                f"is {self.limits.max_ratio}x (a compression bomb?)",
+            )
 
     def _copy_hardlink(self, member: _Member, path: Path) -> None:
         source = os.path.normpath(member.link)
@@ -403,8 +518,14 @@ def _check_link_text(member: _Member) -> None:
 
 
 def _zip_member(info: zipfile.ZipInfo) -> _Member:
+    if not info.filename:  # zipfile's own is_dir() fails on it
+        raise ArchiveError("archive.unsafe_path", "An entry has an empty name")
     mode = info.external_attr >> 16
     name = info.filename.rstrip("/")
+    if info.flag_bits & 0x1:
+        raise ArchiveError(
+            "archive.encrypted", f"{name!r} is encrypted; skills archives must not be"
+        )
     if stat.S_ISLNK(mode):
         # A zip symlink stores its target as the member's data; refuse absurd ones unread.
         if info.file_size > 4096:
