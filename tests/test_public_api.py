@@ -2,64 +2,80 @@
 
 from __future__ import annotations
 
+import importlib
+import re
 import subprocess
 import sys
+from pathlib import Path
 
 import skillshelf
 
 EXPECTED = {
-    "HistoryError",
-    "HistoryLimit",
-    "Usage",
-    "CacheReport",
-    "CasesError",
-    "EvalCase",
-    "EvalReport",
-    "LintFinding",
-    "LintReport",
-    "TokenCounter",
-    "TokenReport",
-    "build_report",
-    "cache_report",
-    "get_counter",
-    "lint_repository",
-    "load_cases",
-    "run_cases",
-    "SkillTools",
-    "ToolResult",
-    "open_store",
+    "__version__",
+    # skills on disk
+    "Repository",
+    "Skill",
+    "Diagnostic",
+    "Watcher",
+    "validate_path",
+    "parse_skill_md",
+    "safe_join",
+    "read_skill_file",
+    # the catalog
+    "CatalogEntry",
+    "render_catalog",
+    # trust
     "Lockfile",
     "ScanPolicy",
-    "Watcher",
-    "materialize",
-    "Activation",
-    "Agent",
+    # tools and running scripts
+    "SkillTools",
+    "ToolResult",
     "Tool",
-    "CatalogEntry",
-    "Changes",
-    "Diagnostic",
-    "FileAccessError",
-    "FileContent",
-    "Manifest",
-    "Repository",
-    "SearchHit",
-    "SkillNotFoundError",
-    "Shadowed",
-    "Skill",
+    "Activation",
+    "WorkspaceManager",
+    "ExecPolicy",
+    # the agent
+    "Agent",
+    "Conversation",
+    "RunResult",
+    "RetryPolicy",
+    "HistoryLimit",
+    "Trace",
+    # models and stores
+    "open_model",
+    "Usage",
+    "open_store",
+    # the error tree
     "SkillshelfError",
-    "Skipped",
-    "ToolError",
-    "ToolFailed",
-    "ToolRetry",
     "ConfigError",
     "MissingExtraError",
     "UsageError",
-    "__version__",
-    "parse_skill_md",
-    "read_skill_file",
-    "render_catalog",
-    "safe_join",
-    "validate_path",
+    "SkillNotFoundError",
+    "FileAccessError",
+    "ToolError",
+    "ToolRetry",
+    "ToolFailed",
+    "AgentError",
+    "MaxStepsError",
+    "RepeatedToolFailureError",
+    "EmptyResponseError",
+    "ModelError",
+    "StoreError",
+    "HistoryError",
+}
+# The namespaces that hold the rest of the public surface, each with its own curated __all__.
+NAMESPACES = {
+    "skillshelf.reports": {
+        "CacheReport",
+        "TokenCounter",
+        "TokenReport",
+        "cache_report",
+        "get_counter",
+    },
+    "skillshelf.evals": None,
+    "skillshelf.lint": None,
+    "skillshelf.testing": {"ScriptedModel", "make_skill", "reply", "scripted_by_query"},
+    "skillshelf.errors": None,
 }
 
 
@@ -87,3 +103,45 @@ def test_import_skillshelf_stays_light() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == ""
+
+
+def test_the_namespaces_export_exactly_their_names() -> None:
+    for module_name, expected in NAMESPACES.items():
+        module = importlib.import_module(module_name)
+        names = set(module.__all__)
+        if expected is not None:
+            assert names == expected, module_name
+        for name in names:
+            assert getattr(module, name) is not None, (module_name, name)
+
+
+def test_every_error_the_agent_raises_is_public() -> None:
+    from skillshelf.agent import results
+
+    raised = {
+        name
+        for name in dir(results)
+        if isinstance(getattr(results, name), type)
+        and issubclass(getattr(results, name), Exception)
+        and getattr(results, name).__module__ == results.__name__
+    }
+    assert raised <= set(skillshelf.__all__)
+
+
+def test_readme_and_docs_import_only_public_names() -> None:
+    root = Path(__file__).resolve().parents[1]
+    texts = [
+        root / "README.md",
+        *sorted((root / "docs").glob("*.md")),
+        *sorted((root / "examples").rglob("*.py")),
+    ]
+    public_modules = {"skillshelf", *NAMESPACES, "skillshelf.compat.skills_ref"}
+    for path in texts:
+        for line in path.read_text(encoding="utf-8").splitlines():
+            match = re.match(r"\s*from (skillshelf[\w.]*) import (.+)", line)
+            if match is None:
+                continue
+            assert match.group(1) in public_modules, f"{path.name}: {line.strip()}"
+            if match.group(1) == "skillshelf":
+                for name in re.split(r"[,()\s]+", match.group(2)):
+                    assert not name or name in skillshelf.__all__, f"{path.name}: {name}"

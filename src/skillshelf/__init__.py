@@ -1,133 +1,134 @@
-"""skillshelf — Agent Skills for LLM agents: discover, validate, catalog, search and read skills.
+"""skillshelf — Agent Skills for LLM agents: discover, validate, catalog, serve and run skills.
 
-The public surface is exactly ``__all__``; everything else is private. Names are imported
-lazily so that ``import skillshelf`` stays cheap (YAML and the rest load on first use).
+The public surface is exactly ``__all__`` (pinned by ``tests/test_public_api.py``): the names an
+application needs, grouped below. Reports, evals and lint are namespaces of their own
+(:mod:`skillshelf.reports`, :mod:`skillshelf.evals`, :mod:`skillshelf.lint`), and test doubles
+are in :mod:`skillshelf.testing`; every other module is an implementation detail. Names are
+imported lazily so that ``import skillshelf`` stays cheap (YAML and the rest load on first use).
 """
 
 from __future__ import annotations
 
 import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Final
 
 from skillshelf._version import __version__
 
-__all__ = [
-    "Activation",
-    "Agent",
-    "CacheReport",
-    "CasesError",
-    "CatalogEntry",
-    "Changes",
-    "ConfigError",
-    "Diagnostic",
-    "EvalCase",
-    "EvalReport",
-    "FileAccessError",
-    "FileContent",
-    "HistoryError",
-    "HistoryLimit",
-    "LintFinding",
-    "LintReport",
-    "Lockfile",
-    "Manifest",
-    "MissingExtraError",
-    "Repository",
-    "ScanPolicy",
-    "SearchHit",
-    "Shadowed",
-    "Skill",
-    "SkillNotFoundError",
-    "SkillTools",
-    "SkillshelfError",
-    "Skipped",
-    "TokenCounter",
-    "TokenReport",
-    "Tool",
-    "ToolError",
-    "ToolFailed",
-    "ToolResult",
-    "ToolRetry",
-    "Usage",
-    "UsageError",
-    "Watcher",
+__all__ = [  # noqa: RUF022 - grouped by topic, not sorted
     "__version__",
-    "build_report",
-    "cache_report",
-    "get_counter",
-    "lint_repository",
-    "load_cases",
-    "materialize",
-    "open_store",
-    "parse_skill_md",
-    "read_skill_file",
-    "render_catalog",
-    "run_cases",
-    "safe_join",
+    # Skills on disk
+    "Repository",
+    "Skill",
+    "Diagnostic",
+    "Watcher",
     "validate_path",
+    "parse_skill_md",
+    "safe_join",
+    "read_skill_file",
+    # The catalog
+    "CatalogEntry",
+    "render_catalog",
+    # Trust
+    "Lockfile",
+    "ScanPolicy",
+    # Model-facing tools and running scripts
+    "SkillTools",
+    "ToolResult",
+    "Tool",
+    "Activation",
+    "WorkspaceManager",
+    "ExecPolicy",
+    # The agent
+    "Agent",
+    "Conversation",
+    "RunResult",
+    "RetryPolicy",
+    "HistoryLimit",
+    "Trace",
+    # Models and stores
+    "open_model",
+    "Usage",
+    "open_store",
+    # The error tree (see skillshelf.errors)
+    "SkillshelfError",
+    "ConfigError",
+    "MissingExtraError",
+    "UsageError",
+    "SkillNotFoundError",
+    "FileAccessError",
+    "ToolError",
+    "ToolRetry",
+    "ToolFailed",
+    "AgentError",
+    "MaxStepsError",
+    "RepeatedToolFailureError",
+    "EmptyResponseError",
+    "ModelError",
+    "StoreError",
+    "HistoryError",
 ]
 
-_LAZY = {
-    "Agent": "skillshelf.agent.loop",
-    "Activation": "skillshelf.tools.user_tools",
-    "Tool": "skillshelf.tools.user_tools",
+_LAZY: Final = {
+    "Repository": "skillshelf.repository",
+    "Skill": "skillshelf.skills.skill",
+    "Diagnostic": "skillshelf.core.diagnostics",
+    "Watcher": "skillshelf.repository.watch",
+    "validate_path": "skillshelf.skills.validate",
+    "parse_skill_md": "skillshelf.skills.skill",
+    "safe_join": "skillshelf.skills.paths",
+    "read_skill_file": "skillshelf.skills.paths",
     "CatalogEntry": "skillshelf.core.catalog",
     "render_catalog": "skillshelf.core.catalog",
-    "Diagnostic": "skillshelf.core.diagnostics",
-    "ConfigError": "skillshelf.errors",
-    "FileAccessError": "skillshelf.errors",
-    "MissingExtraError": "skillshelf.errors",
-    "SkillNotFoundError": "skillshelf.errors",
-    "SkillshelfError": "skillshelf.errors",
-    "ToolError": "skillshelf.errors",
-    "ToolFailed": "skillshelf.errors",
-    "ToolRetry": "skillshelf.errors",
-    "UsageError": "skillshelf.errors",
-    "Manifest": "skillshelf.core.manifest",
-    "FileContent": "skillshelf.skills.paths",
-    "read_skill_file": "skillshelf.skills.paths",
-    "safe_join": "skillshelf.skills.paths",
-    "Changes": "skillshelf.repository.repository",
-    "Repository": "skillshelf.repository.repository",
-    "Shadowed": "skillshelf.repository.repository",
-    "Skipped": "skillshelf.repository.repository",
-    "SearchHit": "skillshelf.core.search",
-    "Skill": "skillshelf.skills.skill",
-    "parse_skill_md": "skillshelf.skills.skill",
-    "validate_path": "skillshelf.skills.validate",
-    "SkillTools": "skillshelf.tools.skill_tools",
-    "ToolResult": "skillshelf.tools.skill_tools",
-    "open_store": "skillshelf.stores",
     "Lockfile": "skillshelf.trust.lockfile",
     "ScanPolicy": "skillshelf.trust.scanner",
-    "Watcher": "skillshelf.repository.watch",
-    "materialize": "skillshelf.agent.materialize",
-    "CacheReport": "skillshelf.reports.cachereport",
-    "cache_report": "skillshelf.reports.cachereport",
-    "CasesError": "skillshelf.evals",
-    "EvalCase": "skillshelf.evals",
-    "EvalReport": "skillshelf.evals",
-    "build_report": "skillshelf.evals",
-    "load_cases": "skillshelf.evals",
-    "run_cases": "skillshelf.evals",
-    "LintFinding": "skillshelf.lint",
-    "LintReport": "skillshelf.lint",
-    "lint_repository": "skillshelf.lint",
-    "TokenCounter": "skillshelf.reports.tokens",
-    "get_counter": "skillshelf.reports.tokens",
-    "TokenReport": "skillshelf.reports.tokenreport",
-    "Usage": "skillshelf.models",
-    "HistoryError": "skillshelf.agent.history",
+    "SkillTools": "skillshelf.tools.skill_tools",
+    "ToolResult": "skillshelf.tools.skill_tools",
+    "Tool": "skillshelf.tools.user_tools",
+    "Activation": "skillshelf.tools.user_tools",
+    "WorkspaceManager": "skillshelf.exec.workspace",
+    "ExecPolicy": "skillshelf.exec.workspace",
+    "Agent": "skillshelf.agent.loop",
+    "Conversation": "skillshelf.agent.conversation",
+    "RunResult": "skillshelf.agent.results",
+    "RetryPolicy": "skillshelf.agent.results",
     "HistoryLimit": "skillshelf.agent.history",
+    "Trace": "skillshelf.agent.trace",
+    "open_model": "skillshelf.models",
+    "Usage": "skillshelf.models",
+    "open_store": "skillshelf.stores",
+    "SkillshelfError": "skillshelf.errors",
+    "ConfigError": "skillshelf.errors",
+    "MissingExtraError": "skillshelf.errors",
+    "UsageError": "skillshelf.errors",
+    "SkillNotFoundError": "skillshelf.errors",
+    "FileAccessError": "skillshelf.errors",
+    "ToolError": "skillshelf.errors",
+    "ToolRetry": "skillshelf.errors",
+    "ToolFailed": "skillshelf.errors",
+    "AgentError": "skillshelf.agent.results",
+    "MaxStepsError": "skillshelf.agent.results",
+    "RepeatedToolFailureError": "skillshelf.agent.results",
+    "EmptyResponseError": "skillshelf.agent.results",
+    "ModelError": "skillshelf.models",
+    "StoreError": "skillshelf.stores",
+    "HistoryError": "skillshelf.agent.history",
 }
 
 if TYPE_CHECKING:
+    from skillshelf.agent.conversation import Conversation
     from skillshelf.agent.history import HistoryError, HistoryLimit
     from skillshelf.agent.loop import Agent
-    from skillshelf.agent.materialize import materialize
+    from skillshelf.agent.results import (
+        AgentError,
+        EmptyResponseError,
+        MaxStepsError,
+        RepeatedToolFailureError,
+        RetryPolicy,
+        RunResult,
+    )
+    from skillshelf.agent.trace import Trace
     from skillshelf.core.catalog import CatalogEntry, render_catalog
     from skillshelf.core.diagnostics import Diagnostic
-    from skillshelf.core.manifest import Manifest
-    from skillshelf.core.search import SearchHit
     from skillshelf.errors import (
         ConfigError,
         FileAccessError,
@@ -139,25 +140,14 @@ if TYPE_CHECKING:
         ToolRetry,
         UsageError,
     )
-    from skillshelf.evals import (
-        CasesError,
-        EvalCase,
-        EvalReport,
-        build_report,
-        load_cases,
-        run_cases,
-    )
-    from skillshelf.lint import LintFinding, LintReport, lint_repository
-    from skillshelf.models import Usage
-    from skillshelf.reports.cachereport import CacheReport, cache_report
-    from skillshelf.reports.tokenreport import TokenReport
-    from skillshelf.reports.tokens import TokenCounter, get_counter
-    from skillshelf.repository import Changes, Repository, Shadowed, Skipped
+    from skillshelf.exec.workspace import ExecPolicy, WorkspaceManager
+    from skillshelf.models import ModelError, Usage, open_model
+    from skillshelf.repository import Repository
     from skillshelf.repository.watch import Watcher
-    from skillshelf.skills.paths import FileContent, read_skill_file, safe_join
+    from skillshelf.skills.paths import read_skill_file, safe_join
     from skillshelf.skills.skill import Skill, parse_skill_md
     from skillshelf.skills.validate import validate_path
-    from skillshelf.stores import open_store
+    from skillshelf.stores import StoreError, open_store
     from skillshelf.tools.skill_tools import SkillTools, ToolResult
     from skillshelf.tools.user_tools import Activation, Tool
     from skillshelf.trust.lockfile import Lockfile
