@@ -44,6 +44,8 @@ again), ``ToolFailed`` is *fatal* (stop retrying; tell the user).
 
 from __future__ import annotations
 
+import json
+from collections.abc import Sequence
 from typing import Final, Literal
 
 __all__ = [
@@ -56,6 +58,7 @@ __all__ = [
     "ToolFailed",
     "ToolRetry",
     "UsageError",
+    "unknown_skill_message",
 ]
 
 # Top-level module → the extra that installs it (pyproject's [project.optional-dependencies]).
@@ -113,11 +116,29 @@ class SkillNotFoundError(SkillshelfError):
         suggestions: The closest visible names, best first.
     """
 
-    def __init__(self, name: str, suggestions: list[str] | None = None) -> None:
+    def __init__(
+        self, name: str, suggestions: Sequence[str] | None = None, *, prefix: str = ""
+    ) -> None:
         self.name = name
         self.suggestions = list(suggestions or [])
-        hint = f" Did you mean: {', '.join(self.suggestions)}?" if self.suggestions else ""
-        super().__init__(f"Unknown skill {name!r}.{hint}")
+        super().__init__(unknown_skill_message(name, self.suggestions, prefix=prefix))
+
+
+# A requested name is echoed back; past this many characters it is cut (a real name is <= 64).
+_SHOWN_NAME_CHARS: Final = 80
+
+
+def unknown_skill_message(name: str, suggestions: Sequence[str], *, prefix: str = "") -> str:
+    """The one "unknown skill" sentence every face says (CLI, tools, MCP, slash commands, evals).
+
+    The name is quoted as JSON and clipped, so a hostile or huge name cannot forge text or
+    flood the reader; ``prefix`` is put before each name (``"/"`` for slash commands).
+    """
+    shown = json.dumps(prefix + name[:_SHOWN_NAME_CHARS], ensure_ascii=False)
+    if len(name) > _SHOWN_NAME_CHARS:
+        shown += f" (cut, {len(name)} characters)"
+    hint = ", ".join(prefix + s for s in suggestions)
+    return f"Unknown skill {shown}." + (f" Did you mean: {hint}?" if hint else "")
 
 
 class FileAccessError(SkillshelfError):

@@ -494,7 +494,7 @@ def test_show_unknown_name_exits_1_with_did_you_mean(runner: CliRunner, root: Pa
 
     assert result.exit_code == 1
     assert result.stdout == ""
-    assert "Unknown skill 'alpah'" in result.stderr
+    assert 'Unknown skill "alpah"' in result.stderr
     assert "Did you mean: alpha" in result.stderr
 
 

@@ -172,7 +172,7 @@ def test_unknown_expected_skill_names_the_closest_ones(tmp_path: Path) -> None:
     with pytest.raises(CasesError) as exc:
         check_cases(cases, skills)
     assert problems(exc) == [
-        "case 1 (one), field 'expected_skill': unknown skill 'csv-insight'; did you mean "
+        "case 1 (one), field 'expected_skill': Unknown skill \"csv-insight\". Did you mean: "
         "csv-insights?",
         "case 2 (two), field 'expected_skill': 'hidden' sets disable-model-invocation: true, "
         "so no model can load it",

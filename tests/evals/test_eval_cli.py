@@ -219,7 +219,7 @@ def test_unknown_expected_skill_suggests_close_names(tmp_path: Path) -> None:
     cases = write_cases(tmp_path / "c.json", [{"query": "x", "expected_skill": "csv-insight"}])
     result = invoke(cases, *baseline_args())
     assert result.exit_code == 2
-    assert "unknown skill 'csv-insight'; did you mean csv-insights?" in result.stderr
+    assert 'Unknown skill "csv-insight". Did you mean: csv-insights?' in result.stderr
 
 
 def test_missing_cases_file_exits_2(tmp_path: Path) -> None:

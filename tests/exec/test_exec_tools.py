@@ -158,4 +158,4 @@ def test_cli_exec_places_inputs(tmp_path: Path) -> None:
 
 def test_cli_exec_unknown_skill_fails_cleanly() -> None:
     result = CliRunner().invoke(main, ["exec", "nope", "--root", str(EXAMPLES), "--", "true"])
-    assert result.exit_code == 1 and "unknown skill" in result.stderr
+    assert result.exit_code == 1 and "Unknown skill" in result.stderr

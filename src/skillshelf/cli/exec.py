@@ -64,9 +64,7 @@ def exec_(
     from skillshelf.exec.workspace import ExecPolicy, WorkspaceManager, execute
 
     repo = repo_from(kwargs)
-    skill = repo.find(name)
-    if skill is None:
-        fail(f"unknown skill {name!r}")
+    skill = repo.get(name)  # SkillNotFoundError names the closest skills; exit 1
     chosen: ExecutorName = sandbox  # type: ignore[assignment]  # click.Choice checked it
     executor, warning = select_executor(chosen)
     if warning:

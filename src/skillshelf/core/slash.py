@@ -15,7 +15,8 @@ from collections.abc import Collection
 from dataclasses import dataclass
 from typing import Final
 
-from skillshelf.errors import SkillshelfError
+from skillshelf.core.search import closest_names
+from skillshelf.errors import SkillshelfError, unknown_skill_message
 
 __all__ = ["SlashCommand", "SlashCommandError", "expand", "parse_commands"]
 
@@ -49,11 +50,8 @@ def parse_commands(message: str, names: Collection[str]) -> list[SlashCommand]:
     if first is None or not _NAME_SHAPED.fullmatch(first.group(1)):
         return []
     if first.group(1) not in names:
-        from skillshelf.core.search import closest_names
-
         close = closest_names(first.group(1), list(names))
-        hint = f" Did you mean: {', '.join('/' + n for n in close)}?" if close else ""
-        raise SlashCommandError(f"Unknown command /{first.group(1)}.{hint}")
+        raise SlashCommandError(unknown_skill_message(first.group(1), close, prefix="/"))
     starts = [m for m in _TOKEN.finditer(text) if m.group(1) in names]
     commands = []
     for index, match in enumerate(starts):

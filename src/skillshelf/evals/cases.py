@@ -24,7 +24,7 @@ from typing import Any, Final, Literal
 from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
 
 from skillshelf.core.search import closest_names
-from skillshelf.errors import FileAccessError, SkillshelfError
+from skillshelf.errors import FileAccessError, SkillshelfError, unknown_skill_message
 from skillshelf.tools.spec import ALL_TOOLS
 
 __all__ = [
@@ -329,7 +329,7 @@ def _skill_problems(
     if name is None:
         return []
     if name not in skills:
-        message = f"unknown skill {name!r}{_did_you_mean(name, loadable)}"
+        message = unknown_skill_message(name, closest_names(name, loadable))
         return [CaseProblem(where, "expected_skill", message)]
     folder = skills[name]
     if folder is None:

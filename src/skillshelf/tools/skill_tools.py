@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final, Literal
 
 from skillshelf.core.render import render_already_loaded
+from skillshelf.core.search import closest_names
 from skillshelf.core.session import (
     DEFAULT_MAX_LOADED,
     MAX_IDENTICAL_FAILURES,
@@ -30,12 +31,19 @@ from skillshelf.core.session import (
     LoadMode,
     SessionState,
 )
-from skillshelf.errors import SkillshelfError, ToolError, ToolFailed, ToolRetry, UsageError
+from skillshelf.errors import (
+    SkillshelfError,
+    ToolError,
+    ToolFailed,
+    ToolRetry,
+    UsageError,
+    unknown_skill_message,
+)
 from skillshelf.repository import Repository
 from skillshelf.skills.content import list_docs, render_load
 from skillshelf.skills.skill import Skill
 from skillshelf.stores import SessionStore, StoreError, open_store
-from skillshelf.tools.spec import ALL_TOOLS, SKILL_TOOLS
+from skillshelf.tools.spec import ALL_TOOLS, SKILL_TOOLS, UNKNOWN_SKILL_ADVICE
 
 if TYPE_CHECKING:
     from skillshelf.exec.runner import Executor
@@ -171,11 +179,8 @@ class SkillTools:
     def _skill(self, name: str) -> Skill:
         skill = self.repo.find(name)
         if skill is None or (self.visible is not None and not self.visible(skill)):
-            from skillshelf.core.search import closest_names
-
             suggestions = closest_names(name, self._visible_names())
-            hint = f" Closest: {', '.join(suggestions)}." if suggestions else ""
-            raise ToolRetry(f"Unknown skill {name!r}.{hint} Call skill_list to see every skill.")
+            raise ToolRetry(f"{unknown_skill_message(name, suggestions)} {UNKNOWN_SKILL_ADVICE}")
         if not skill.model_invocable and not _BY_USER.get():
             raise ToolRetry(
                 f"Skill {name!r} can only be invoked by the user (as /{name}); "

@@ -16,17 +16,18 @@ import json
 import re
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Annotated, Any, ClassVar, Literal
+from typing import Annotated, Any, ClassVar, Final, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, ValidationError
 from pydantic_core import ErrorDetails
 
 from skillshelf.core.search import closest_names
-from skillshelf.errors import UsageError
+from skillshelf.errors import UsageError, unknown_skill_message
 
 __all__ = [
     "ALL_TOOLS",
     "SKILL_TOOLS",
+    "UNKNOWN_SKILL_ADVICE",
     "ArgumentProblem",
     "ParsedArgs",
     "SkillListArgs",
@@ -53,6 +54,11 @@ _MAX_TEXT = 10_000  # paths, globs, commands
 _MAX_STDIN = 1_000_000  # input data for a command may be a whole file
 _MAX_ENTRIES = 50
 _SHOWN_CHARS = 60  # how much of a bad value to echo back
+# What the model is told after an unknown skill name, whichever tool it called.
+UNKNOWN_SKILL_ADVICE: Final = (
+    "Call skill_list or skill_search to see the available skills, or ask the user which skill "
+    "they mean."
+)
 
 _Path = Annotated[str, StringConstraints(min_length=1, max_length=_MAX_TEXT)]
 _Skill = Annotated[
@@ -559,11 +565,7 @@ def _unknown_skill(
     if names is None or skill is None or skill in names:
         return None
     suggestions = tuple(closest_names(skill, names, limit=3))
-    hint = f" Did you mean: {', '.join(suggestions)}?" if suggestions else ""
-    message = (
-        f"Unknown skill {_shown(skill)} for {tool}.{hint} Call skill_list or skill_search to "
-        "see the available skills, or ask the user which skill they mean."
-    )
+    message = f"{unknown_skill_message(skill, suggestions)} {UNKNOWN_SKILL_ADVICE}"
     return ArgumentProblem(tool, "unknown_skill", "skill", message, suggestions)
 
 
