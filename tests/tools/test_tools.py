@@ -14,14 +14,13 @@ from typing import Any
 
 import pytest
 
-from skillshelf.core.session import SessionState
+from skillshelf.core.session import FATAL_REPEAT_MESSAGE, SessionState
 from skillshelf.repository import Repository
 from skillshelf.skills.skill import Skill
 from skillshelf.stores.memory import MemoryStore
 from skillshelf.testing import make_skill
 from skillshelf.tools.skill_tools import (
     FATAL_INTERNAL_MESSAGE,
-    FATAL_REPEAT_MESSAGE,
     DeclaredLoadError,
     SchemaFormat,
     SkillTools,
@@ -350,7 +349,9 @@ def test_the_third_identical_failure_is_fatal_with_the_standard_message(
     second = tools.call("skill_read_file", args)
     third = tools.call("skill_read_file", args)
     assert [first.status, second.status, third.status] == ["recoverable", "recoverable", "fatal"]
-    assert third.content == FATAL_REPEAT_MESSAGE.format(count=3, reason=first.content)
+    assert third.content == FATAL_REPEAT_MESSAGE.format(
+        count=3, tool=third.tool, reason=first.content
+    )
     assert "Stop retrying it" in third.content
     assert tools.call("skill_read_file", args).status == "fatal"
 

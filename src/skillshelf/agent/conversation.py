@@ -10,7 +10,6 @@ already answered as fatal stops the run.
 from __future__ import annotations
 
 import functools
-import hashlib
 import json
 import logging
 import time
@@ -38,12 +37,12 @@ from skillshelf.agent.results import (
     ToolSink,
 )
 from skillshelf.agent.trace import Trace, digest, span
-from skillshelf.core.session import MAX_IDENTICAL_FAILURES, SessionState
+from skillshelf.core.session import SessionState, call_signature, grade_failure
 from skillshelf.core.slash import SlashCommand, SlashCommandError, expand, parse_commands
 from skillshelf.errors import SkillshelfError, ToolError
 from skillshelf.models import ModelRequest, ModelResponse, TextSink, TransientModelError, Usage
 from skillshelf.skills.content import render_load
-from skillshelf.tools.skill_tools import FATAL_REPEAT_MESSAGE, SkillTools
+from skillshelf.tools.skill_tools import SkillTools
 from skillshelf.tools.user_tools import Activation, Tool, activated_tools, call_allowed, tool_set
 
 if TYPE_CHECKING:
@@ -112,7 +111,6 @@ class Conversation:
         self.history_limit = history_limit or HistoryLimit()
         self.restored = 0
         self.history_problem: str | None = None
-        self._failures: dict[str, int] = {}
         self._declared = False
         # Skills only the user may invoke are hidden from the model by SkillTools itself;
         # declare() (slash commands, declared loads) may still load them.
@@ -400,6 +398,19 @@ class Conversation:
             self.session_id, self.agent.name, lambda d: fn(SessionState.from_doc(d)).to_doc()
         )
 
+    def _record_failure(self, signature: str) -> int:
+        """Count one more identical failure in the session state (the one counter SkillTools
+        uses too); returns the count."""
+        counted = 1
+
+        def record(state: SessionState) -> SessionState:
+            nonlocal counted
+            state, counted = state.record_failure(signature)
+            return state
+
+        self._update_state(record)
+        return counted
+
     # -- running tool calls --------------------------------------------------------------
 
     def _unique_ids(self, response: ModelResponse) -> ModelResponse:
@@ -418,7 +429,7 @@ class Conversation:
     def _stop_repeats(self, response: ModelResponse, run: _Run) -> None:
         # Checked before the reply enters the history, so the history stays valid to resend.
         for call in response.tool_calls:
-            if _signature(call.name, call.arguments) in run.fatal:
+            if call_signature(call.name, call.arguments) in run.fatal:
                 raise RepeatedToolFailureError(
                     f"The model repeated the call {call.name}({_clip(call.arguments)}) after it "
                     "was answered as fatal; stopping. The tool kept failing for this request."
@@ -446,10 +457,11 @@ class Conversation:
         self, call: Any, run: _Run, state: SessionState, history: set[str]
     ) -> ToolRecord:
         started = time.perf_counter()
-        signature = _signature(call.name, call.arguments)
-        retry_count = self._failures.get(signature, 0)
+        signature = call_signature(call.name, call.arguments)
+        retry_count = state.failures.get(signature, 0)
         with span("skillshelf.tool", {"agent": self.agent.name, "tool": call.name}) as extra:
-            if call.name in self.model_tools.tool_names:
+            graded = call.name in self.model_tools.tool_names  # SkillTools counted it already
+            if graded:
                 status, content, arguments = self._skill_call(call, history, state)
             elif call.name in run.offered:
                 status, content, arguments = await self._user_call(
@@ -462,11 +474,8 @@ class Conversation:
                     f"Unknown tool {_clip(call.name)!r}. Available tools: {available}.",
                     call.arguments,
                 )
-            if status != "ok":
-                self._failures[signature] = retry_count + 1
-                if status == "recoverable" and retry_count + 1 >= MAX_IDENTICAL_FAILURES:
-                    status = "fatal"
-                    content = FATAL_REPEAT_MESSAGE.format(count=retry_count + 1, reason=content)
+            if status == "recoverable" and not graded:
+                status, content = grade_failure(call.name, self._record_failure(signature), content)
             if status == "fatal":
                 run.fatal.add(signature)
             extra["status"] = status
@@ -577,14 +586,6 @@ def _with_call_id(state: SessionState, name: str, call_id: str) -> SessionState:
     if loaded is None:
         return state
     return replace(state, loaded={**state.loaded, name: replace(loaded, call_id=call_id)})
-
-
-def _signature(tool: str, arguments: str) -> str:
-    try:
-        canonical = json.dumps(json.loads(arguments or "{}"), sort_keys=True)
-    except ValueError:
-        canonical = arguments
-    return hashlib.sha256(f"{tool}\0{canonical}".encode()).hexdigest()[:16]
 
 
 def _text(value: Any) -> str:

@@ -15,6 +15,8 @@ At most ``max_loaded`` skills stay loaded; loading one more evicts the least rec
 
 from __future__ import annotations
 
+import hashlib
+import json
 from dataclasses import dataclass, field, replace
 from typing import Any, Final, Literal, get_args
 
@@ -22,10 +24,14 @@ from skillshelf.errors import UsageError
 
 __all__ = [
     "DEFAULT_MAX_LOADED",
+    "FATAL_REPEAT_MESSAGE",
+    "MAX_IDENTICAL_FAILURES",
     "DocSelection",
     "LoadMode",
     "LoadedSkill",
     "SessionState",
+    "call_signature",
+    "grade_failure",
 ]
 
 LoadMode = Literal["once", "turn", "session"]
@@ -33,6 +39,11 @@ DocSelection = list[str] | Literal["*"]
 DEFAULT_MAX_LOADED: Final = 20
 # The same failing call may be retried twice; the third identical failure is fatal.
 MAX_IDENTICAL_FAILURES: Final = 3
+FailureGrade = Literal["recoverable", "fatal"]
+FATAL_REPEAT_MESSAGE: Final = (
+    "This exact call has now failed {count} times in this session. Stop retrying it. Tell the "
+    "user what you were trying to do and that the {tool} tool kept failing: {reason}"
+)
 # Distinct failing calls remembered per session; the oldest are forgotten first.
 MAX_REMEMBERED_FAILURES: Final = 200
 
@@ -208,3 +219,26 @@ class SessionState:
 
 def _touch_order(skill: LoadedSkill) -> tuple[int, str]:
     return (skill.touched, skill.name)
+
+
+def call_signature(tool: str, arguments: object) -> str:
+    """What makes two calls "the same call" for counting failures: the tool and its arguments
+    (a JSON string or a mapping, compared canonically)."""
+    try:
+        if isinstance(arguments, str):
+            arguments = json.loads(arguments or "{}")
+        canonical = json.dumps(arguments, sort_keys=True, default=str)
+    except (ValueError, TypeError):
+        canonical = repr(arguments)
+    return hashlib.sha256(f"{tool}\0{canonical}".encode()).hexdigest()[:16]
+
+
+def grade_failure(
+    tool: str, count: int, message: str
+) -> tuple[Literal["recoverable", "fatal"], str]:
+    """The one grading of a failed call, for skill tools and user tools alike: the model may
+    retry a recoverable failure until the same call has failed MAX_IDENTICAL_FAILURES times,
+    then it is told to stop."""
+    if count >= MAX_IDENTICAL_FAILURES:
+        return "fatal", FATAL_REPEAT_MESSAGE.format(count=count, tool=tool, reason=message)
+    return "recoverable", message

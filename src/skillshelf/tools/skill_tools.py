@@ -13,8 +13,6 @@ unexpected exception — both logged with their traceback on the ``skillshelf.to
 
 from __future__ import annotations
 
-import hashlib
-import json
 import logging
 from collections.abc import Callable, Collection, Mapping, Sequence
 from contextvars import ContextVar
@@ -25,11 +23,12 @@ from skillshelf.core.render import render_already_loaded
 from skillshelf.core.search import closest_names
 from skillshelf.core.session import (
     DEFAULT_MAX_LOADED,
-    MAX_IDENTICAL_FAILURES,
     DocSelection,
     LoadedSkill,
     LoadMode,
     SessionState,
+    call_signature,
+    grade_failure,
 )
 from skillshelf.errors import (
     SkillshelfError,
@@ -60,10 +59,6 @@ _DESC_CHARS: Final = 200
 _BY_USER: ContextVar[bool] = ContextVar("skillshelf_declared_load", default=False)
 _SHOWN_CHARS: Final = 200  # of a value the model sent, when a message echoes it
 _SHOWN_DOCS: Final = 5
-FATAL_REPEAT_MESSAGE: Final = (
-    "This exact call has now failed {count} times in this session. Stop retrying it. Tell the "
-    "user what you were trying to do and that the skill tool kept failing: {reason}"
-)
 FATAL_INTERNAL_MESSAGE: Final = (
     "The skill tools hit an internal error and cannot complete this call. Stop retrying and "
     "tell the user the skill system failed: {reason}"
@@ -312,13 +307,10 @@ class SkillTools:
         return ToolResult(tool, "ok", content, data)
 
     def _grade(self, tool: str, arguments: object, message: str) -> ToolResult:
-        signature = _signature(tool, arguments)
+        signature = call_signature(tool, arguments)
         state = self._update(lambda s: s.record_failure(signature)[0])
-        count = state.failures.get(signature, 1)
-        if count >= MAX_IDENTICAL_FAILURES:
-            fatal = FATAL_REPEAT_MESSAGE.format(count=count, reason=message)
-            return ToolResult(tool, "fatal", fatal)
-        return ToolResult(tool, "recoverable", message)
+        status, text = grade_failure(tool, state.failures.get(signature, 1), message)
+        return ToolResult(tool, status, text)
 
     def _dispatch(
         self,
@@ -596,13 +588,3 @@ def _clip(text: str) -> str:
 def _short(text: str) -> str:
     text = " ".join(text.split())
     return text if len(text) <= _DESC_CHARS else text[: _DESC_CHARS - 1] + "…"
-
-
-def _signature(tool: str, arguments: object) -> str:
-    try:
-        if isinstance(arguments, str):
-            arguments = json.loads(arguments)
-        canonical = json.dumps(arguments, sort_keys=True, default=str)
-    except (ValueError, TypeError):
-        canonical = repr(arguments)
-    return hashlib.sha256(f"{tool}\0{canonical}".encode()).hexdigest()[:16]
