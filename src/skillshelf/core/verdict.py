@@ -14,7 +14,6 @@ from skillshelf.core.diagnostics import Diagnostic, Severity
 
 if TYPE_CHECKING:
     from skillshelf.core.frontmatter import Mode
-    from skillshelf.core.manifest import Manifest
 
 __all__ = ["LENIENT_WARNINGS", "is_valid", "rule_severity"]
 
@@ -42,7 +41,7 @@ def rule_severity(code: str, *, mode: Mode) -> Severity:
     return "warning" if mode == "lenient" and code in LENIENT_WARNINGS else "error"
 
 
-def is_valid(manifest: Manifest | None, diagnostics: Sequence[Diagnostic], *, mode: Mode) -> bool:
+def is_valid(manifest: object | None, diagnostics: Sequence[Diagnostic], *, mode: Mode) -> bool:
     """Whether a skill is valid in ``mode``: the one rule every face applies.
 
     * **strict** — exactly skills-ref's rules: the frontmatter parses, and no diagnostic is an
@@ -56,7 +55,8 @@ def is_valid(manifest: Manifest | None, diagnostics: Sequence[Diagnostic], *, mo
       values, an empty body — is at most a warning, never a failure.
 
     Args:
-        manifest: The manifest built from the frontmatter (None when it could not be built).
+        manifest: The :class:`~skillshelf.core.manifest.Manifest` built from the frontmatter
+            (None when it could not be built; only its presence matters here).
         diagnostics: Everything found about the skill, in any mode: a strict-mode error that
             lenient mode tolerates does not fail a lenient verdict.
         mode: Whose rules to apply.

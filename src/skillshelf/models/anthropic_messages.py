@@ -21,7 +21,7 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Final
 
 from skillshelf.errors import MissingExtraError
-from skillshelf.models import (
+from skillshelf.models.base import (
     LoopBoundClient,
     Message,
     ModelError,

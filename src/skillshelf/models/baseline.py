@@ -27,7 +27,7 @@ from urllib.parse import parse_qsl
 
 from skillshelf.core.search import SearchIndex
 from skillshelf.errors import ConfigError, UsageError
-from skillshelf.models import Message, ModelRequest, ModelResponse, TextSink, ToolCall
+from skillshelf.models.base import Message, ModelRequest, ModelResponse, TextSink, ToolCall
 
 __all__ = ["DEFAULT_MIN_SCORE", "SearchBaselineModel", "catalog_from_prompt"]
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, Final
 
 from skillshelf.errors import MissingExtraError
-from skillshelf.models import (
+from skillshelf.models.base import (
     LoopBoundClient,
     ModelError,
     ModelRequest,

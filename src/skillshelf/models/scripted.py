@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any, TypeAlias
 
 from skillshelf.errors import ConfigError, UsageError
-from skillshelf.models import ModelRequest, ModelResponse, TextSink, ToolCall, Usage
+from skillshelf.models.base import ModelRequest, ModelResponse, TextSink, ToolCall, Usage
 
 __all__ = ["Reply", "ScriptedModel", "reply", "scripted_by_query"]
 

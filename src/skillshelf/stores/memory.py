@@ -5,7 +5,15 @@ from __future__ import annotations
 import threading
 
 from skillshelf.errors import UsageError
-from skillshelf.stores import Doc, Updater, _check_id, _check_ids, _decode, _encode, _ReentryGuard
+from skillshelf.stores.base import (
+    Doc,
+    Updater,
+    _check_id,
+    _check_ids,
+    _decode,
+    _encode,
+    _ReentryGuard,
+)
 
 __all__ = ["MemoryStore"]
 

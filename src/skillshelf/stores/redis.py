@@ -35,7 +35,7 @@ from contextlib import contextmanager
 from typing import TYPE_CHECKING, cast
 
 from skillshelf.errors import MissingExtraError, UsageError
-from skillshelf.stores import (
+from skillshelf.stores.base import (
     Doc,
     StoreConflictError,
     StoreError,

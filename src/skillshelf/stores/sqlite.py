@@ -16,7 +16,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from skillshelf.errors import UsageError
-from skillshelf.stores import (
+from skillshelf.stores.base import (
     Doc,
     StoreError,
     Updater,
