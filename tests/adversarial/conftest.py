@@ -13,12 +13,12 @@ from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, settings
-from stores.redis_servers import free_port, redis_server_binary, running_redis
 
 from skillshelf.stores import SessionStore
 from skillshelf.stores.memory import MemoryStore
 from skillshelf.stores.redis import RedisStore
 from skillshelf.stores.sqlite import SQLiteStore
+from stores.redis_servers import free_port, redis_server_binary, running_redis
 
 FUZZ_PROFILE = "adversarial-fuzz"
 settings.register_profile(
