@@ -14,9 +14,9 @@ from pathlib import Path
 
 import anyio
 import pytest
-from hostile_roots import GOOD, cli, listed_names, root_with_good_skill, write_skill
 from mcp import Client
 
+from adversarial.hostile_roots import GOOD, cli, listed_names, root_with_good_skill, write_skill
 from mcpserver.helpers import all_skills, serve_command, server_env, stdio_params
 from skillshelf.core import yaml_loader
 from skillshelf.core.frontmatter import FrontmatterError, parse_frontmatter
