@@ -79,6 +79,7 @@ _COMBINING: Final = frozenset({"Mn", "Me"})
 MAX_COMBINING_RUN: Final = 3
 # Characters shown as escapes in the text fields a model or a terminal reads.
 _HIDDEN_CATEGORIES: Final = frozenset({"Cc", "Cf", "Co", "Cs", "Zl", "Zp"})
+_SHORT_ESCAPES: Final = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
 # A version, a tag, a trigger or an argument hint is a phrase; the YAML size cap is not enough
 # for fields skill_list prints whole for every skill.
 MAX_PHRASE_CHARS: Final = 200
@@ -217,6 +218,8 @@ def build_manifest(
 
 
 def _escape_char(c: str) -> str:
+    if c in _SHORT_ESCAPES:
+        return _SHORT_ESCAPES[c]
     code = ord(c)
     if code < 0x100:
         return f"\\x{code:02x}"
