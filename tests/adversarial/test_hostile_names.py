@@ -123,7 +123,7 @@ def _check_markdown(text: str) -> None:
 @pytest.mark.parametrize(("folder", "name"), UNSAFE_NAMES, ids=[c[0] for c in UNSAFE_NAMES])
 def test_unsafe_names_are_refused_with_name_unsafe(folder: str, name: str) -> None:
     text = f'---\nname: "{name}"\ndescription: d\n---\n'
-    manifest, diagnostics = build_manifest(parse_frontmatter(text), dir_name=folder)
+    _, diagnostics = build_manifest(parse_frontmatter(text), dir_name=folder)
     codes = {d.code for d in diagnostics if d.severity == "error"}
     assert "name.unsafe" in codes
 
