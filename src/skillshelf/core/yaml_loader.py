@@ -230,6 +230,13 @@ def load(text: str, *, flavour: Flavour) -> object:
 
 
 def _check_depth(text: str, loader: type[Any]) -> None:
+    # Every collection opens with an indicator of its own ('[', '{', '- ', ':' or '?'), so a
+    # text with few of them cannot nest deeply: the usual frontmatter skips the second parse.
+    indicators = (
+        text.count("[") + text.count("{") + text.count("-") + text.count(":") + text.count("?")
+    )
+    if indicators <= MAX_YAML_DEPTH:
+        return
     # The parser keeps its own stack (no recursion), and stops being read at the first level
     # too deep, so a hostile text costs no more than MAX_YAML_DEPTH levels of parsing.
     depth = 0
