@@ -9,12 +9,17 @@ Redis keys are also checked from outside: nothing is written outside the store's
 from __future__ import annotations
 
 import itertools
+from pathlib import Path
 
 import pytest
 
 from skillshelf.errors import UsageError
+from skillshelf.repository import Repository
 from skillshelf.stores import SessionStore
 from skillshelf.stores.redis import RedisStore
+from skillshelf.tools.skill_tools import SkillTools
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "skills"
 
 HOSTILE_IDS = [
     "plain",
@@ -133,3 +138,22 @@ def test_redis_keys_stay_under_the_prefix(adversarial_redis_url: str) -> None:
     finally:
         store.close()
         client.close()
+
+
+def test_model_tools_keep_hostile_sessions_apart(any_store: SessionStore) -> None:
+    repo = Repository([EXAMPLES], cache_dir=False)
+    sessions = ["*", "?", "[*]", "../*", "x" * 10_000, "a\x00b", "a", "%", "_"]
+    for session in sessions:
+        tools = SkillTools(repo, store=any_store, session_id=session)
+        assert tools.call("skill_load", {"skill": "release-notes"}).status == "ok"
+        again = tools.call("skill_load", {"skill": "release-notes"})
+        assert again.data == {"skill": "release-notes", "already_loaded": True}
+    fresh = SkillTools(repo, store=any_store, session_id="*x")
+    assert "already_loaded" not in (fresh.call("skill_load", {"skill": "release-notes"}).data or {})
+    SkillTools(repo, store=any_store, session_id="*").unload_all()
+    assert any_store.get("*", "main") is None
+    assert any_store.sessions() == sorted([*sessions[1:], "*x"])
+    for session in sessions[1:]:
+        tools = SkillTools(repo, store=any_store, session_id=session)
+        again = tools.call("skill_load", {"skill": "release-notes"})
+        assert again.data == {"skill": "release-notes", "already_loaded": True}
