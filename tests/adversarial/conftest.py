@@ -7,6 +7,7 @@ examples) so CI runs the same examples every time; fuzz tests decorate with
 
 from __future__ import annotations
 
+import sys
 import uuid
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -18,7 +19,10 @@ from skillshelf.stores import SessionStore
 from skillshelf.stores.memory import MemoryStore
 from skillshelf.stores.redis import RedisStore
 from skillshelf.stores.sqlite import SQLiteStore
-from stores.redis_servers import free_port, redis_server_binary, running_redis
+
+# The Redis helpers live beside the store tests, as tests/agent imports them too.
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "stores"))
+from redis_servers import free_port, redis_server_binary, running_redis
 
 FUZZ_PROFILE = "adversarial-fuzz"
 settings.register_profile(

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import itertools
 from pathlib import Path
+from typing import cast
 
 import pytest
 
@@ -71,6 +72,10 @@ def _doc(session: str, agent: str) -> dict[str, str]:
     return {"session": session, "agent": agent}
 
 
+def _put(store: SessionStore, session: str, agent: str) -> None:
+    store.update(session, agent, lambda _old: _doc(session, agent))
+
+
 def test_hostile_ids_are_distinct_test_values() -> None:
     assert len(set(HOSTILE_IDS)) == len(HOSTILE_IDS)
 
@@ -78,7 +83,7 @@ def test_hostile_ids_are_distinct_test_values() -> None:
 def test_every_hostile_pair_sees_only_its_own_document(any_store: SessionStore) -> None:
     pairs = list(itertools.product(HOSTILE_IDS, AGENTS[:3]))
     for session, agent in pairs:
-        any_store.update(session, agent, lambda _d, s=session, a=agent: _doc(s, a))
+        _put(any_store, session, agent)
     for session, agent in pairs:
         assert any_store.get(session, agent) == _doc(session, agent)
     for session, agent in itertools.product(HOSTILE_IDS, AGENTS[3:]):
@@ -92,7 +97,7 @@ def test_deleting_one_hostile_session_deletes_no_other(
 ) -> None:
     for session in HOSTILE_IDS:
         for agent in AGENTS:
-            any_store.update(session, agent, lambda _d, s=session, a=agent: _doc(s, a))
+            _put(any_store, session, agent)
     any_store.delete_session(victim)
     survivors = [s for s in HOSTILE_IDS if s != victim]
     assert any_store.sessions() == sorted(survivors)
@@ -125,16 +130,20 @@ def test_redis_keys_stay_under_the_prefix(adversarial_redis_url: str) -> None:
     prefix = "test:prefix-check:"
     store = RedisStore(adversarial_redis_url, prefix=prefix)
     client = redis.Redis.from_url(adversarial_redis_url)
+
+    def keys() -> set[bytes]:
+        return set(cast("list[bytes]", client.keys("*")))
+
     try:
-        before = set(client.keys("*"))
+        before = keys()
         for session in HOSTILE_IDS:
-            store.update(session, "main", lambda _d, s=session: _doc(s, "main"))
-        added = set(client.keys("*")) - before
+            _put(store, session, "main")
+        added = keys() - before
         assert added
         assert all(key.startswith(prefix.encode()) for key in added)
         for session in HOSTILE_IDS:
             store.delete_session(session)
-        assert set(client.keys("*")) - before == set()
+        assert keys() - before == set()
     finally:
         store.close()
         client.close()

@@ -201,8 +201,8 @@ def build_manifest(
     license_ = _optional_str(data, "license", out) if "license" in data else None
     metadata = _metadata(data, out) if "metadata" in data else {}
     description = _shown(description, "description", out, lines=True)
-    license_ = _shown(license_, "license", out, lines=False)
-    compatibility = _shown(compatibility, "compatibility", out, lines=True)
+    license_ = _shown_optional(license_, "license", out, lines=False)
+    compatibility = _shown_optional(compatibility, "compatibility", out, lines=True)
     if data.keys() <= _PLAIN_FIELDS:
         # The common case: nothing beyond the spec's keys, so no extension to interpret.
         return Manifest(name, description, license_, compatibility, metadata), out.items
@@ -226,13 +226,13 @@ def _escape_char(c: str) -> str:
     return f"\\u{code:04x}" if code < 0x10000 else f"\\U{code:08x}"
 
 
-def _shown(value: str | None, key: str, out: _Collector, *, lines: bool) -> str | None:
+def _shown(value: str, key: str, out: _Collector, *, lines: bool) -> str:
     """``value`` with control and format characters shown as escapes (a warning says so).
 
     A line break in a one-line field, a bidi override or a zero-width character would let a
     field forge or hide structure in every list and catalog that prints it.
     """
-    if value is None or value.isprintable():
+    if value.isprintable():
         return value  # the C check every ordinary value passes
     kept = "\n\t" if lines else ""
     shown = "".join(
@@ -252,8 +252,12 @@ def _shown(value: str | None, key: str, out: _Collector, *, lines: bool) -> str 
     return shown
 
 
+def _shown_optional(value: str | None, key: str, out: _Collector, *, lines: bool) -> str | None:
+    return None if value is None else _shown(value, key, out, lines=lines)
+
+
 def _shown_phrase(value: str | None, key: str, out: _Collector) -> str | None:
-    shown = _shown(value, key, out, lines=False)
+    shown = _shown_optional(value, key, out, lines=False)
     if shown is None or len(shown) <= MAX_PHRASE_CHARS:
         return shown
     out.add(
@@ -281,7 +285,7 @@ def _shown_extensions(manifest: Manifest, out: _Collector) -> Manifest:
     return replace(
         manifest,
         argument_hint=_shown_phrase(manifest.argument_hint, "argument-hint", out),
-        when_to_use=_shown(manifest.when_to_use, "when_to_use", out, lines=True),
+        when_to_use=_shown_optional(manifest.when_to_use, "when_to_use", out, lines=True),
         version=_shown_phrase(manifest.version, "version", out),
         tags=_shown_phrases(manifest.tags, "tags", out),
         triggers=_shown_phrases(manifest.triggers, "triggers", out),
