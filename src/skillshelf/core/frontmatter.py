@@ -26,7 +26,13 @@ from typing import Final, Literal
 
 import yaml
 
-from skillshelf.core.yaml_loader import MAX_YAML_NODES, compose, parse_events
+from skillshelf.core.yaml_loader import (
+    MAX_YAML_NODES,
+    YamlTooComplexError,
+    YamlTooDeepError,
+    compose,
+    parse_events,
+)
 from skillshelf.errors import SkillshelfError
 
 __all__ = [
@@ -125,8 +131,8 @@ def parse_frontmatter(text: str, *, mode: Mode = "lenient") -> Frontmatter:
 
     Raises:
         FrontmatterError: with codes ``frontmatter.missing``, ``frontmatter.unclosed``,
-            ``frontmatter.yaml``, ``frontmatter.tag``, ``frontmatter.too_complex`` or
-            ``frontmatter.not_mapping``.
+            ``frontmatter.yaml``, ``frontmatter.tag``, ``frontmatter.too_deep``,
+            ``frontmatter.too_complex`` or ``frontmatter.not_mapping``.
     """
     if mode == "strict":
         fm_text, body = _split_strict(text)
@@ -296,6 +302,14 @@ def _parse_yaml(fm_text: str, body: str, *, first_line: int, strict: bool) -> Fr
         _check_strict_subset(fm_text, first_line)
     try:
         node = compose(fm_text, flavour="strict" if strict else "strings")
+    except YamlTooDeepError as exc:
+        raise FrontmatterError(
+            "frontmatter.too_deep", f"Frontmatter refused: {exc}", line=exc.line + first_line
+        ) from None
+    except YamlTooComplexError as exc:
+        raise FrontmatterError(
+            "frontmatter.too_complex", f"Frontmatter refused: {exc}", line=first_line
+        ) from None
     except yaml.YAMLError as exc:
         raise _yaml_error(exc, first_line) from None
     builder = _Builder(first_line, strict=strict)

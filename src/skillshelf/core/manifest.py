@@ -19,7 +19,7 @@ import json
 import re
 import unicodedata
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Final
 
 from skillshelf.core.diagnostics import Diagnostic, Severity
@@ -70,8 +70,21 @@ ALIASES: Final = {
 }
 _PLAIN_NAME: Final = re.compile(r"[a-z0-9]+(?:-[a-z0-9]+)*")
 _PLAIN_FIELDS: Final = SPEC_FIELDS - {"allowed-tools"}
-# Control characters and line/paragraph separators: they break a path, a URI or a command line.
-_UNSAFE_CATEGORIES: Final = frozenset({"Cc", "Zl", "Zp"})
+# Control, format (bidi overrides, zero-width), private-use, surrogate and unassigned characters
+# and line/paragraph separators: they break a path, a URI or a command line, or make a name
+# read as something it is not.
+_UNSAFE_CATEGORIES: Final = frozenset({"Cc", "Cf", "Co", "Cs", "Cn", "Zl", "Zp"})
+_COMBINING: Final = frozenset({"Mn", "Me"})
+# Real scripts stack at most a few marks on a letter after NFKC; "Zalgo" text stacks dozens.
+MAX_COMBINING_RUN: Final = 3
+# Characters shown as escapes in the text fields a model or a terminal reads.
+_HIDDEN_CATEGORIES: Final = frozenset({"Cc", "Cf", "Co", "Cs", "Zl", "Zp"})
+_SHORT_ESCAPES: Final = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
+# A version, a tag, a trigger or an argument hint is a phrase; the YAML size cap is not enough
+# for fields skill_list prints whole for every skill.
+MAX_PHRASE_CHARS: Final = 200
+# Tags and triggers per skill: skill_list prints every tag of every skill.
+MAX_PHRASES: Final = 64
 _TRUE: Final = frozenset({"true", "yes", "on", "y"})
 _FALSE: Final = frozenset({"false", "no", "off", "n"})
 
@@ -187,6 +200,9 @@ def build_manifest(
         return None, out.items
     license_ = _optional_str(data, "license", out) if "license" in data else None
     metadata = _metadata(data, out) if "metadata" in data else {}
+    description = _shown(description, "description", out, lines=True)
+    license_ = _shown_optional(license_, "license", out, lines=False)
+    compatibility = _shown_optional(compatibility, "compatibility", out, lines=True)
     if data.keys() <= _PLAIN_FIELDS:
         # The common case: nothing beyond the spec's keys, so no extension to interpret.
         return Manifest(name, description, license_, compatibility, metadata), out.items
@@ -198,7 +214,82 @@ def build_manifest(
         metadata=metadata,
         **_extensions(data, out),  # type: ignore[arg-type]
     )
-    return manifest, out.items
+    return _shown_extensions(manifest, out), out.items
+
+
+def _escape_char(c: str) -> str:
+    if c in _SHORT_ESCAPES:
+        return _SHORT_ESCAPES[c]
+    code = ord(c)
+    if code < 0x100:
+        return f"\\x{code:02x}"
+    return f"\\u{code:04x}" if code < 0x10000 else f"\\U{code:08x}"
+
+
+def _shown(value: str, key: str, out: _Collector, *, lines: bool) -> str:
+    """``value`` with control and format characters shown as escapes (a warning says so).
+
+    A line break in a one-line field, a bidi override or a zero-width character would let a
+    field forge or hide structure in every list and catalog that prints it.
+    """
+    if value.isprintable():
+        return value  # the C check every ordinary value passes
+    kept = "\n\t" if lines else ""
+    shown = "".join(
+        _escape_char(c)
+        if c not in kept and not c.isprintable() and unicodedata.category(c) in _HIDDEN_CATEGORIES
+        else c
+        for c in value
+    )
+    if shown != value:
+        out.add(
+            "field.unsafe_chars",
+            "warning",
+            f"Field {key!r} has control or format characters (line breaks, bidi overrides, "
+            "zero-width); they are shown as escapes",
+            key,
+        )
+    return shown
+
+
+def _shown_optional(value: str | None, key: str, out: _Collector, *, lines: bool) -> str | None:
+    return None if value is None else _shown(value, key, out, lines=lines)
+
+
+def _shown_phrase(value: str | None, key: str, out: _Collector) -> str | None:
+    shown = _shown_optional(value, key, out, lines=False)
+    if shown is None or len(shown) <= MAX_PHRASE_CHARS:
+        return shown
+    out.add(
+        "field.too_long",
+        "warning",
+        f"Field {key!r} is {len(shown):,} characters; cut to {MAX_PHRASE_CHARS}",
+        key,
+    )
+    return shown[: MAX_PHRASE_CHARS - 1] + "…"
+
+
+def _shown_phrases(values: tuple[str, ...], key: str, out: _Collector) -> tuple[str, ...]:
+    if len(values) > MAX_PHRASES:
+        out.add(
+            "field.too_many",
+            "warning",
+            f"Field {key!r} has {len(values):,} entries; the first {MAX_PHRASES} are kept",
+            key,
+        )
+        values = values[:MAX_PHRASES]
+    return tuple(_shown_phrase(v, key, out) or "" for v in values)
+
+
+def _shown_extensions(manifest: Manifest, out: _Collector) -> Manifest:
+    return replace(
+        manifest,
+        argument_hint=_shown_phrase(manifest.argument_hint, "argument-hint", out),
+        when_to_use=_shown_optional(manifest.when_to_use, "when_to_use", out, lines=True),
+        version=_shown_phrase(manifest.version, "version", out),
+        tags=_shown_phrases(manifest.tags, "tags", out),
+        triggers=_shown_phrases(manifest.triggers, "triggers", out),
+    )
 
 
 def _check_fields(data: Mapping[str, YamlValue], out: _Collector) -> None:
@@ -254,8 +345,9 @@ def _check_name(data: Mapping[str, YamlValue], dir_name: str | None, out: _Colle
             out.add(
                 "name.unsafe",
                 "error",
-                f"Skill name {name!r} cannot name a folder or a command: it has a control "
-                "character or a path separator, or is only dots",
+                f"Skill name {name!r} cannot name a folder or a command: it has a control or "
+                "format character (bidi override, zero-width), a path separator or stacked "
+                f"combining marks (more than {MAX_COMBINING_RUN} in a row), or is only dots",
                 "name",
             )
     if dir_name is not None and unicodedata.normalize("NFKC", dir_name) != name:
@@ -271,7 +363,15 @@ def _unsafe_name(name: str) -> bool:
     # The name becomes a workspace folder, a skill:// URI segment and a /command word.
     if not name.strip("."):
         return True
-    return any(c in "/\\" or unicodedata.category(c) in _UNSAFE_CATEGORIES for c in name)
+    run = 0
+    for index, c in enumerate(name):
+        category = unicodedata.category(c)
+        if c in "/\\" or category in _UNSAFE_CATEGORIES:
+            return True
+        run = run + 1 if category in _COMBINING else 0
+        if run > MAX_COMBINING_RUN or (run and index == 0):
+            return True
+    return False
 
 
 def _check_description(data: Mapping[str, YamlValue], out: _Collector) -> str | None:

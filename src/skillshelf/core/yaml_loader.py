@@ -2,8 +2,12 @@
 
 Only *safe* loaders exist here: they build strings, numbers, booleans, lists and dicts, never
 Python objects. libyaml's C parser is used when PyYAML has it. Aliases can make a tiny document
-describe an exponentially large value ("billion laughs"), so :func:`construct` counts every node
-it would build, aliases included, and refuses a document over :data:`MAX_YAML_NODES`.
+describe an exponentially large value ("billion laughs"), so :func:`compose` counts every node
+the value would have, aliases included, and the characters of every scalar it would hold, and
+refuses a document over :data:`MAX_YAML_NODES` or :data:`MAX_YAML_EXPANDED_CHARS`. Composing
+and building recurse once per nesting level (libyaml's C composer overflows the C stack near
+100,000 levels), so the parser's events are read first and a document nested deeper than
+:data:`MAX_YAML_DEPTH` is refused before anything recursive runs.
 
 Four flavours, for four readers:
 
@@ -26,10 +30,13 @@ from typing import Any, Final, Literal
 import yaml
 
 __all__ = [
+    "MAX_YAML_DEPTH",
+    "MAX_YAML_EXPANDED_CHARS",
     "MAX_YAML_NODES",
     "Flavour",
     "YAMLError",
     "YamlTooComplexError",
+    "YamlTooDeepError",
     "compose",
     "construct",
     "load",
@@ -40,6 +47,10 @@ Flavour = Literal["strings", "strict", "core", "yaml11"]
 
 # A frontmatter or a cases file never legitimately needs more nodes than this.
 MAX_YAML_NODES: Final = 10_000
+# Real frontmatter nests 2-4 levels; each level costs ~3 Python frames when composed and built.
+MAX_YAML_DEPTH: Final = 64
+# Twice the largest SKILL.md: text without aliases always fits, alias amplification never does.
+MAX_YAML_EXPANDED_CHARS: Final = 2 * 1024 * 1024
 
 _BOM: Final = "\ufeff"
 _SAFE_BASE: Final[Any] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
@@ -50,7 +61,20 @@ YAMLError = yaml.YAMLError
 
 
 class YamlTooComplexError(yaml.YAMLError):
-    """The document expands to more than :data:`MAX_YAML_NODES` nodes."""
+    """The document expands to more than :data:`MAX_YAML_NODES` nodes or
+    :data:`MAX_YAML_EXPANDED_CHARS` characters."""
+
+
+class YamlTooDeepError(yaml.YAMLError):
+    """The document nests collections more than :data:`MAX_YAML_DEPTH` levels deep.
+
+    Attributes:
+        line: 0-based line of the text where the limit was crossed.
+    """
+
+    def __init__(self, message: str, *, line: int) -> None:
+        super().__init__(message)
+        self.line = line
 
 
 class _StringLoader(_SAFE_BASE):  # type: ignore[misc]
@@ -158,12 +182,19 @@ def _loader(flavour: Flavour) -> type[Any]:
 def compose(text: str, *, flavour: Flavour) -> yaml.Node | None:
     """The node graph of a single-document YAML text (None for an empty document).
 
-    Aliases are shared nodes here, not copies: nothing is expanded yet.
+    Aliases are shared nodes here, not copies, but the value they would expand to has been
+    measured against :data:`MAX_YAML_NODES` and :data:`MAX_YAML_EXPANDED_CHARS`.
 
     Raises:
+        YamlTooDeepError: Collections nest deeper than :data:`MAX_YAML_DEPTH`.
+        YamlTooComplexError: The expanded value is over the node or character limit.
         yaml.YAMLError: The text is not YAML (``problem_mark`` says where).
     """
-    node: yaml.Node | None = yaml.compose(text, Loader=_loader(flavour))
+    loader = _loader(flavour)
+    _check_depth(text, loader)
+    node: yaml.Node | None = yaml.compose(text, Loader=loader)
+    if node is not None:
+        _check_size(node)
     return node
 
 
@@ -177,15 +208,13 @@ def parse_events(text: str) -> Iterator[yaml.Event]:
 
 
 def construct(node: yaml.Node | None, *, flavour: Flavour) -> object:
-    """Plain Python data from a composed node, counting nodes against alias expansion.
+    """Plain Python data from a node :func:`compose` returned (and so measured).
 
     Raises:
-        YamlTooComplexError: The value would have more than :data:`MAX_YAML_NODES` nodes.
         yaml.YAMLError: A tag the flavour's safe schema does not know.
     """
     if node is None:
         return None
-    _check_size(node)
     return _loader(flavour)("").construct_document(node)
 
 
@@ -193,16 +222,41 @@ def load(text: str, *, flavour: Flavour) -> object:
     """Load a single-document YAML text as plain data (the bounded ``yaml.safe_load``).
 
     Raises:
-        YamlTooComplexError: The value would have more than :data:`MAX_YAML_NODES` nodes.
+        YamlTooDeepError: Collections nest deeper than :data:`MAX_YAML_DEPTH`.
+        YamlTooComplexError: The value would be over the node or character limit.
         yaml.YAMLError: The text is not YAML, or uses a tag that is not plain data.
     """
     return construct(compose(text, flavour=flavour), flavour=flavour)
+
+
+def _check_depth(text: str, loader: type[Any]) -> None:
+    # Every collection opens with an indicator of its own ('[', '{', '- ', ':' or '?'), so a
+    # text with few of them cannot nest deeply: the usual frontmatter skips the second parse.
+    indicators = (
+        text.count("[") + text.count("{") + text.count("-") + text.count(":") + text.count("?")
+    )
+    if indicators <= MAX_YAML_DEPTH:
+        return
+    # The parser keeps its own stack (no recursion), and stops being read at the first level
+    # too deep, so a hostile text costs no more than MAX_YAML_DEPTH levels of parsing.
+    depth = 0
+    for event in yaml.parse(text, Loader=loader):
+        if isinstance(event, yaml.CollectionStartEvent):
+            depth += 1
+            if depth > MAX_YAML_DEPTH:
+                raise YamlTooDeepError(
+                    f"the document nests collections more than {MAX_YAML_DEPTH} levels deep",
+                    line=event.start_mark.line if event.start_mark else 0,
+                )
+        elif isinstance(event, yaml.CollectionEndEvent):
+            depth -= 1
 
 
 def _check_size(node: yaml.Node) -> None:
     # Each visit counts, so an alias used n times costs n times its size, as built.
     stack = [node]
     count = 0
+    chars = 0
     while stack:
         current = stack.pop()
         count += 1
@@ -211,7 +265,14 @@ def _check_size(node: yaml.Node) -> None:
                 f"the document expands to more than {MAX_YAML_NODES:,} YAML nodes "
                 "(alias expansion?)"
             )
-        if isinstance(current, yaml.SequenceNode):
+        if isinstance(current, yaml.ScalarNode):
+            chars += len(current.value)
+            if chars > MAX_YAML_EXPANDED_CHARS:
+                raise YamlTooComplexError(
+                    "the document expands to more than "
+                    f"{MAX_YAML_EXPANDED_CHARS:,} characters (alias expansion?)"
+                )
+        elif isinstance(current, yaml.SequenceNode):
             stack.extend(current.value)
         elif isinstance(current, yaml.MappingNode):
             for key, value in current.value:
