@@ -160,6 +160,7 @@ def serve(
         print(f"skillshelf: serving {len(repo)} skills on {where}", file=sys.stderr, flush=True)
 
     previous = {sig: signal.signal(sig, _stop) for sig in _STOP_SIGNALS}
+    stopped_by_signal = False
     try:
         anyio.run(
             lambda: run_server(
@@ -178,6 +179,7 @@ def serve(
         first = stopped.exceptions[0]
         signum = first.signum if isinstance(first, _Stopped) else signal.SIGTERM
         logger.info("%s: stopping", signal.Signals(signum).name)
+        stopped_by_signal = True
     finally:
         # A second signal must not cut the clean-up short.
         for sig in _STOP_SIGNALS:
@@ -191,6 +193,12 @@ def serve(
         finally:
             for sig, handler in previous.items():
                 signal.signal(sig, handler)
+    if stopped_by_signal and transport == "stdio":
+        # The stdio transport reads stdin in a worker thread that only a closed stdin ends;
+        # interpreter shutdown would wait for it forever. Everything is cleaned up by now.
+        logging.shutdown()
+        sys.stderr.flush()
+        os._exit(0)
 
 
 _STOP_SIGNALS: Final = (signal.SIGTERM, signal.SIGINT)
