@@ -57,7 +57,7 @@ def _workspaces(tmp: Path) -> list[Path]:
 def _call(url: str, *, mode: str, args: dict[str, Any]) -> dict[str, Any]:
     async def go() -> dict[str, Any]:
         with anyio.fail_after(CALL_TIMEOUT_S):
-            async with Client(url, mode=mode) as client:  # type: ignore[arg-type]
+            async with Client(url, mode=mode) as client:
                 result = await client.call_tool("workspace_exec", args)
                 text = result.content[0].text  # type: ignore[union-attr]
                 return {"text": text, **(result.structured_content or {})}
