@@ -103,3 +103,16 @@ def test_cli_exec_does_not_reveal_a_host_folder(tmp_path: Path, secret_dir: Path
     )
     assert code == 0 and SENTINEL not in stderr
     assert "out/k: refused (symbolic link)" in stderr
+
+
+def test_a_huge_tree_stops_the_search_with_one_note(tmp_path: Path) -> None:
+    workspace = Workspace(tmp_path / "ws")
+    for i in range(120):
+        folder = workspace.out_dir / f"d{i:03}"
+        folder.mkdir()
+        for j in range(100):
+            (folder / f"f{j}").touch()
+    files, notes = workspace.collect(["out/**/*.none", "**/**/**/**/x"])
+    assert files == []
+    stopped = [n for n in notes if "search stopped after" in n]
+    assert len(stopped) == 2  # one per glob

@@ -330,6 +330,8 @@ class _GlobWalk:
 
     def _entries(self, dir_fd: int, prefix: str) -> list[tuple[str, str]]:
         entries: list[tuple[str, str]] = []
+        if self.looked > MAX_COLLECT_SCAN:
+            return entries  # stopped already (and said so once)
         with os.scandir(dir_fd) as listing:
             for entry in listing:
                 self.looked += 1
