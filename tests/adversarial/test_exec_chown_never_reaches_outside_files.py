@@ -13,8 +13,8 @@ import os
 from pathlib import Path
 
 import pytest
-from _exec_faces import bwrap, skill_root
 
+from adversarial._exec_faces import bwrap, skill_root
 from skillshelf.exec.runner import SANDBOX_UID, BwrapExecutor
 from skillshelf.exec.workspace import Workspace, WorkspaceManager, execute, shell_command
 from skillshelf.repository import Repository

@@ -11,8 +11,8 @@ import os
 from pathlib import Path
 
 import pytest
-from _exec_faces import bwrap, cli_exec, local, skill_root
 
+from adversarial._exec_faces import bwrap, cli_exec, local, skill_root
 from skillshelf.exec.runner import BwrapExecutor, Executor
 from skillshelf.exec.workspace import Workspace, WorkspaceManager, execute, shell_command
 from skillshelf.repository import Repository

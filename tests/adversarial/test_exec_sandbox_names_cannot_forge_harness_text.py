@@ -14,8 +14,8 @@ import unicodedata
 from pathlib import Path
 
 import pytest
-from _exec_faces import bwrap, cli_exec, local, skill_root
 
+from adversarial._exec_faces import bwrap, cli_exec, local, skill_root
 from skillshelf.exec.workspace import WorkspaceManager, escape_name
 from skillshelf.repository import Repository
 from skillshelf.tools.skill_tools import SkillTools

@@ -14,8 +14,8 @@ from pathlib import Path
 from typing import TypeVar
 
 import pytest
-from _exec_faces import bwrap, skill_root
 
+from adversarial._exec_faces import bwrap, skill_root
 from skillshelf.exec.runner import BwrapExecutor
 from skillshelf.exec.workspace import (
     ExecPolicy,

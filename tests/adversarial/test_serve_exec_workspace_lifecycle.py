@@ -19,9 +19,9 @@ import pytest
 
 pytest.importorskip("mcp", reason="the mcp extra is not installed")
 
-from _exec_faces import skill_root
 from mcp import Client
 
+from adversarial._exec_faces import skill_root
 from mcpserver.helpers import (
     SERVER_START_TIMEOUT_S,
     SERVER_STOP_TIMEOUT_S,
