@@ -2,21 +2,26 @@
 
 from __future__ import annotations
 
+import logging
 import os
 import shutil
+import signal
 import sys
 import tempfile
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Final
 
 import click
 
 from skillshelf.cli._common import repo_from, root_options
+from skillshelf.exec.workspace import MAX_LIVE_WORKSPACES, WORKSPACE_IDLE_TTL_S
 
 if TYPE_CHECKING:
     from skillshelf.exec.runner import Executor
 
 __all__ = ["serve"]
+
+logger = logging.getLogger(__name__)
 
 
 @click.command()
@@ -74,6 +79,21 @@ __all__ = ["serve"]
     show_default=True,
     help="How long skill_load keeps a skill loaded in a session.",
 )
+@click.option(
+    "--workspace-ttl",
+    "workspace_ttl_s",
+    type=click.FloatRange(min=0, min_open=True),
+    default=WORKSPACE_IDLE_TTL_S,
+    show_default=True,
+    help="--exec: seconds a session's workspace may stay idle before it is removed.",
+)
+@click.option(
+    "--max-workspaces",
+    type=click.IntRange(min=1),
+    default=MAX_LIVE_WORKSPACES,
+    show_default=True,
+    help="--exec: workspaces kept at once; the longest idle is removed to make room.",
+)
 def serve(
     transport: str,
     host: str,
@@ -85,13 +105,19 @@ def serve(
     token_env: str | None,
     allow_hosts: tuple[str, ...],
     load_mode: str,
+    workspace_ttl_s: float,
+    max_workspaces: int,
     **kwargs: Any,
 ) -> None:
     """Serve the skills over MCP: the skills extension, skill:// resources, tools, prompts.
 
     Logs go to stderr; under stdio, stdout carries only the protocol. Without --watch, send
-    SIGHUP to re-scan the roots.
+    SIGHUP to re-scan the roots (SIGHUP never stops the server; one that arrives while it
+    starts is ignored). SIGTERM and SIGINT stop it and remove every --exec workspace.
     """
+    # Before anything slow: a SIGHUP now would otherwise kill the server with its default
+    # action; the re-scan handler replaces this once serving starts.
+    signal.signal(signal.SIGHUP, signal.SIG_IGN)
     if sandbox is not None and not enable_exec:
         raise click.UsageError("--sandbox only applies with --exec")
     executor = _executor(sandbox or "auto") if enable_exec else None
@@ -116,18 +142,25 @@ def serve(
     store = open_store(store_url)
     # Workspaces live in a private temporary folder that goes when the server stops.
     ws_base = Path(tempfile.mkdtemp(prefix="skillshelf-ws-")) if enable_exec else None
+    workspaces = (
+        WorkspaceManager(ws_base, idle_ttl_s=workspace_ttl_s, max_live=max_workspaces)
+        if ws_base
+        else None
+    )
     server = SkillServer(
         repo,
         store=store,
         load_mode=load_mode,  # type: ignore[arg-type]
         enable_exec=enable_exec,
         executor=executor,
-        workspaces=WorkspaceManager(ws_base) if ws_base else None,
+        workspaces=workspaces,
     )
 
     def ready(where: str) -> None:
         print(f"skillshelf: serving {len(repo)} skills on {where}", file=sys.stderr, flush=True)
 
+    previous = {sig: signal.signal(sig, _stop) for sig in _STOP_SIGNALS}
+    stopped_by_signal = False
     try:
         anyio.run(
             lambda: run_server(
@@ -141,12 +174,48 @@ def serve(
                 allowed_hosts=allow_hosts,
             )
         )
-    except KeyboardInterrupt:  # pragma: no cover - interactive stop
-        pass
+    except* _Stopped as stopped:
+        # A task group may wrap it, or it may surface straight from the event loop.
+        first = stopped.exceptions[0]
+        signum = first.signum if isinstance(first, _Stopped) else signal.SIGTERM
+        logger.info("%s: stopping", signal.Signals(signum).name)
+        stopped_by_signal = True
     finally:
-        store.close()
-        if ws_base is not None:
-            shutil.rmtree(ws_base, ignore_errors=True)
+        # A second signal must not cut the clean-up short.
+        for sig in _STOP_SIGNALS:
+            signal.signal(sig, signal.SIG_IGN)
+        try:
+            store.close()
+            if workspaces is not None:
+                workspaces.close_all()
+            if ws_base is not None:
+                shutil.rmtree(ws_base, ignore_errors=True)
+        finally:
+            for sig, handler in previous.items():
+                signal.signal(sig, handler)
+    if stopped_by_signal and transport == "stdio":
+        # The stdio transport reads stdin in a worker thread that only a closed stdin ends;
+        # interpreter shutdown would wait for it forever. Everything is cleaned up by now.
+        logging.shutdown()
+        sys.stderr.flush()
+        os._exit(0)
+
+
+_STOP_SIGNALS: Final = (signal.SIGTERM, signal.SIGINT)
+
+
+class _Stopped(BaseException):
+    """SIGTERM or SIGINT arrived: unwind through the clean-up, then exit 0."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signum)
+        self.signum = signum
+
+
+def _stop(signum: int, _frame: object) -> None:
+    # Raised in the main thread, where the event loop runs: uvicorn handles these signals
+    # itself while it serves and re-raises them after its graceful shutdown, which lands here.
+    raise _Stopped(signum)
 
 
 def _executor(sandbox: str) -> Executor:

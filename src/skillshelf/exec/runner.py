@@ -21,6 +21,7 @@ import resource
 import selectors
 import shutil
 import signal
+import stat
 import subprocess
 import sys
 import tempfile
@@ -63,6 +64,11 @@ _SETPRIV: Final = "/usr/bin/setpriv"
 _SYSTEM_RO: Final = ("/usr", "/etc/ssl", "/etc/ca-certificates", "/etc/alternatives")
 _SYSTEM_FILES: Final = ("/etc/ld.so.cache", "/etc/localtime", "/etc/mime.types")
 _USR_LINKS: Final = ("bin", "sbin", "lib", "lib32", "lib64", "libx32")
+_DIR_OPEN: Final = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW
+# O_NONBLOCK: opening a FIFO planted in the workspace must not block the harness.
+_FILE_OPEN: Final = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK
+# Folders deeper than this are not handed to the sandbox user (the walk holds one fd per level).
+_CHOWN_MAX_DEPTH: Final = 128
 
 
 class SandboxUnavailableError(SkillshelfError):
@@ -219,7 +225,19 @@ class BwrapExecutor:
         if as_root:
             _chown_tree(spec.root, SANDBOX_UID)
         argv = [*self.command(spec, as_root=as_root), "--", *_drop(as_root), *spec.argv]
-        return _supervise(argv, spec, env={}, cwd=spec.root)
+        # The environment reaches the command through bwrap's own environment, never its
+        # argument vector: /proc/PID/cmdline (what `ps` shows) is readable by every local user.
+        return _supervise(argv, spec, env=self.environment(spec), cwd=spec.root)
+
+    def environment(self, spec: RunSpec) -> dict[str, str]:
+        """The command's whole environment (bwrap passes its own environment on)."""
+        return {
+            "PATH": _sandbox_path(),
+            "HOME": str(SANDBOX_ROOT),
+            "LANG": "C.UTF-8",
+            "TERM": "dumb",
+            **spec.env,
+        }
 
     def command(self, spec: RunSpec, *, as_root: bool) -> list[str]:
         """The bwrap options (everything before ``--``) for ``spec``."""
@@ -227,16 +245,7 @@ class BwrapExecutor:
         args += ["--bind", str(spec.root), str(SANDBOX_ROOT)]
         args += ["--chdir", self.visible(spec.root, spec.cwd)]
         args += _namespaces(as_root=as_root, network=spec.network)
-        args += ["--die-with-parent", "--new-session", "--clearenv"]
-        env = {
-            "PATH": _sandbox_path(),
-            "HOME": str(SANDBOX_ROOT),
-            "LANG": "C.UTF-8",
-            "TERM": "dumb",
-            **spec.env,
-        }
-        for key, value in env.items():
-            args += ["--setenv", key, value]
+        args += ["--die-with-parent", "--new-session"]
         return args
 
 
@@ -289,11 +298,53 @@ def _sandbox_path() -> str:
 
 
 def _chown_tree(root: Path, uid: int) -> None:
-    # The unprivileged sandbox user must be able to write the workspace root created it.
-    os.lchown(root, uid, uid)
-    for dirpath, dirnames, filenames in os.walk(root):
-        for name in (*dirnames, *filenames):
-            os.lchown(os.path.join(dirpath, name), uid, uid)
+    """Give the sandbox user the workspace's own folders and files, nothing else.
+
+    A path is changed only through a descriptor opened without following links, and only
+    when it is a folder, or a regular file with one link, on the workspace's device: a hard
+    link planted to a file outside (``work/x`` → ``/etc/shadow``) keeps its owner and stays
+    read-only to the sandbox; links, FIFOs and devices are never touched.
+    """
+    fd = os.open(root, _DIR_OPEN)
+    try:
+        device = os.fstat(fd).st_dev
+        _chown_dir(fd, uid, device, depth=0)
+    finally:
+        os.close(fd)
+
+
+def _chown_dir(fd: int, uid: int, device: int, *, depth: int) -> None:
+    info = os.fstat(fd)
+    if info.st_dev != device or depth > _CHOWN_MAX_DEPTH:
+        return  # a mount or an absurdly deep tree: left as it is
+    if info.st_uid != uid:
+        os.fchown(fd, uid, uid)
+    with os.scandir(fd) as listing:
+        entries = [
+            (e.name, e.is_dir(follow_symlinks=False), e.is_file(follow_symlinks=False))
+            for e in listing
+        ]
+    for name, is_dir, is_file in entries:
+        if not (is_dir or is_file):
+            continue  # links, FIFOs, sockets, devices: never changed
+        try:
+            child = os.open(name, _DIR_OPEN if is_dir else _FILE_OPEN, dir_fd=fd)
+        except OSError:  # swapped for a link or removed meanwhile: not followed, not changed
+            continue
+        try:
+            if is_dir:
+                _chown_dir(child, uid, device, depth=depth + 1)
+            else:
+                _chown_file(child, uid, device)
+        finally:
+            os.close(child)
+
+
+def _chown_file(fd: int, uid: int, device: int) -> None:
+    info = os.fstat(fd)
+    ours = stat.S_ISREG(info.st_mode) and info.st_nlink == 1 and info.st_dev == device
+    if ours and info.st_uid != uid:
+        os.fchown(fd, uid, uid)
 
 
 @functools.cache

@@ -17,31 +17,40 @@ through an executor from :mod:`skillshelf.exec.runner` and collects output files
 
 from __future__ import annotations
 
+import contextlib
+import errno
+import fnmatch
 import hashlib
 import os
 import re
 import shutil
+import stat
 import tempfile
+import threading
+import time
 import uuid
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final, Literal
 
 from skillshelf.core.mime import OCTET_STREAM, guess_mime
-from skillshelf.errors import FileAccessError, SkillshelfError, ToolRetry, UsageError
+from skillshelf.errors import SkillshelfError, ToolRetry, UsageError
 from skillshelf.exec.runner import DEFAULT_OUTPUT_CAP, Executor, Limits, RunSpec
 from skillshelf.skills.paths import safe_join
 from skillshelf.skills.skill import Skill
 from skillshelf.skills.walk import SkillWalk, combine, digest_walk, entry_digest, walk_skill
 
 __all__ = [
+    "MAX_LIVE_WORKSPACES",
+    "WORKSPACE_IDLE_TTL_S",
     "CollectedFile",
     "ExecPolicy",
     "ExecResult",
     "StagingRefused",
     "Workspace",
     "WorkspaceManager",
+    "escape_name",
     "execute",
 ]
 
@@ -49,6 +58,14 @@ Retention = Literal["delete", "keep"]
 INLINE_TEXT_BYTES: Final = 16 * 1024
 MAX_COLLECT_FILES: Final = 50
 MAX_COLLECT_BYTES: Final = 20 << 20
+# Entries a collect glob may look at, and folders it may descend: the sandbox made the tree.
+MAX_COLLECT_SCAN: Final = 10_000
+MAX_COLLECT_DEPTH: Final = 32
+# A workspace unused this long is removed (its owner has most likely gone away).
+WORKSPACE_IDLE_TTL_S: Final = 3600.0
+# Workspaces kept at once per manager; the longest idle is removed to make room.
+MAX_LIVE_WORKSPACES: Final = 64
+_DIR_FLAGS: Final = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW
 _LINKED: Final = ("out", "work", "inputs")
 _UNSAFE: Final = re.compile(r"[^A-Za-z0-9_.-]+")
 
@@ -231,67 +248,199 @@ class Workspace:
     ) -> tuple[list[CollectedFile], list[str]]:
         """Files matching ``globs`` (relative to the workspace) and notes on what was refused.
 
-        Symbolic links and anything resolving outside the workspace are refused; at most
-        ``max_files`` files and ``max_bytes`` bytes in total are described.
+        The sandbox made this tree and collection runs with the harness's rights, so no link
+        is ever followed: the walk opens each folder relative to its parent's descriptor with
+        ``O_NOFOLLOW``, stays inside the workspace's real folder, and reports a link by its
+        (escaped) name without reading its target. At most ``max_files`` files and
+        ``max_bytes`` bytes in total are described; paths in the result are escaped.
         """
         files: list[CollectedFile] = []
         notes: list[str] = []
         seen: set[str] = set()
         total = 0
-        for pattern in globs:
-            for relative in self._matches(pattern, notes):
-                if relative in seen:
-                    continue
-                seen.add(relative)
-                size = _size(self.root / relative)
-                if len(files) >= max_files or total + size > max_bytes:
-                    notes.append(
-                        f"{relative}: not collected (limit {max_files} files/{max_bytes} B)"
-                    )
-                    continue
-                described = self._describe(relative, notes)
-                if described is None:
-                    continue
-                total += described.size
-                files.append(described)
+        root_fd = os.open(self.root, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
+        try:
+            for pattern in globs:
+                for relative in self._matches(root_fd, pattern, notes):
+                    if relative in seen:
+                        continue
+                    seen.add(relative)
+                    if len(files) >= max_files:
+                        notes.append(
+                            f"{escape_name(relative)}: not collected (limit {max_files} files)"
+                        )
+                        continue
+                    described = _describe(root_fd, relative, max_bytes - total, notes)
+                    if described is not None:
+                        total += described.size
+                        files.append(described)
+        finally:
+            os.close(root_fd)
         return files, notes
 
-    def _matches(self, pattern: str, notes: list[str]) -> list[str]:
+    def _matches(self, root_fd: int, pattern: str, notes: list[str]) -> list[str]:
         cleaned = pattern.strip().replace("\\", "/")
-        if not cleaned or cleaned.startswith(("/", "~")) or ".." in cleaned.split("/"):
-            notes.append(f"{pattern!r}: refused (globs are relative to the workspace, no '..')")
+        parts = [p for p in cleaned.split("/") if p not in ("", ".")]
+        if not parts or cleaned.startswith(("/", "~")) or ".." in parts or "\0" in cleaned:
+            shown = escape_name(_clip(pattern))
+            notes.append(f"{shown!r}: refused (globs are relative to the workspace, no '..')")
             return []
-        found = sorted(p.relative_to(self.root).as_posix() for p in self.root.glob(cleaned))
-        if not found:
-            notes.append(f"{pattern!r}: no file matched")
-        return found
+        walk = _GlobWalk(notes)
+        walk.run(root_fd, "", parts)
+        if not walk.found and not walk.links:
+            notes.append(f"{escape_name(_clip(pattern))!r}: no file matched")
+        return sorted(walk.found)
 
-    def _describe(self, relative: str, notes: list[str]) -> CollectedFile | None:
-        lexical = self.root / relative
-        if lexical.is_symlink():
-            notes.append(f"{relative}: refused (symbolic link)")
-            return None
+
+class _GlobWalk:
+    """Matches a glob's parts against the tree below a directory descriptor, never via links."""
+
+    def __init__(self, notes: list[str]) -> None:
+        self.notes = notes
+        self.found: set[str] = set()
+        self.links: set[str] = set()
+        self.looked = 0
+
+    def run(self, dir_fd: int, prefix: str, parts: Sequence[str], depth: int = 0) -> None:
+        if not parts:
+            self.found.add(prefix)
+            return
+        if depth > MAX_COLLECT_DEPTH:
+            self.notes.append(
+                f"{escape_name(prefix)}: not searched (deeper than {MAX_COLLECT_DEPTH})"
+            )
+            return
+        head, rest = parts[0], parts[1:]
+        if head == "**":
+            self.run(dir_fd, prefix, rest, depth)  # ** matches no folder too
+        for name, kind in self._entries(dir_fd, prefix):
+            relative = f"{prefix}/{name}" if prefix else name
+            if head == "**":
+                if kind == "dir":
+                    self._descend(dir_fd, name, relative, parts, depth)
+                continue
+            if not fnmatch.fnmatchcase(name, head):
+                continue
+            if kind == "link":
+                self._link(relative)
+            elif not rest:
+                self.found.add(relative)
+            elif kind == "dir":
+                self._descend(dir_fd, name, relative, rest, depth)
+
+    def _entries(self, dir_fd: int, prefix: str) -> list[tuple[str, str]]:
+        entries: list[tuple[str, str]] = []
+        if self.looked > MAX_COLLECT_SCAN:
+            return entries  # stopped already (and said so once)
+        with os.scandir(dir_fd) as listing:
+            for entry in listing:
+                self.looked += 1
+                if self.looked > MAX_COLLECT_SCAN:
+                    where = escape_name(prefix) or "."
+                    self.notes.append(f"{where}: search stopped after {MAX_COLLECT_SCAN} entries")
+                    break
+                if entry.is_symlink():
+                    kind = "link"
+                elif entry.is_dir(follow_symlinks=False):
+                    kind = "dir"
+                else:
+                    kind = "other"
+                entries.append((entry.name, kind))
+        return sorted(entries)
+
+    def _descend(
+        self, dir_fd: int, name: str, relative: str, parts: Sequence[str], depth: int
+    ) -> None:
         try:
-            path = safe_join(self.root, relative)
-        except FileAccessError:
-            notes.append(f"{relative}: refused (outside the workspace)")
-            return None
-        if not path.is_file():
+            sub = os.open(name, _DIR_FLAGS, dir_fd=dir_fd)
+        except OSError:  # swapped for a link or removed since it was listed: not followed
+            self._link(relative)
+            return
+        try:
+            self.run(sub, relative, parts, depth + 1)
+        finally:
+            os.close(sub)
+
+    def _link(self, relative: str) -> None:
+        if relative not in self.links:
+            self.links.add(relative)
+            self.notes.append(f"{escape_name(relative)}: refused (symbolic link)")
+
+
+def _open_beneath(root_fd: int, relative: str) -> int:
+    """A descriptor for the regular file ``relative`` under ``root_fd``; no link is followed.
+
+    Raises:
+        OSError: A component is a link, missing, or the file is not a regular file.
+    """
+    *folders, name = relative.split("/")
+    fd = os.dup(root_fd)
+    try:
+        for folder in folders:
+            sub = os.open(folder, _DIR_FLAGS, dir_fd=fd)
+            os.close(fd)
+            fd = sub
+        # O_NONBLOCK: a FIFO the sandbox made must not hang the harness before fstat says so.
+        found = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK, dir_fd=fd)
+    finally:
+        os.close(fd)
+    if not stat.S_ISREG(os.fstat(found).st_mode):
+        os.close(found)
+        raise IsADirectoryError(relative)
+    return found
+
+
+def _describe(root_fd: int, relative: str, room: int, notes: list[str]) -> CollectedFile | None:
+    shown = escape_name(relative)
+    try:
+        fd = _open_beneath(root_fd, relative)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            notes.append(f"{shown}: refused (symbolic link)")
+        return None  # a folder, a FIFO, a device: not an output file
+    with os.fdopen(fd, "rb") as handle:
+        size = os.fstat(fd).st_size
+        if size > room:
+            notes.append(f"{shown}: not collected (limit {MAX_COLLECT_BYTES} B in total)")
             return None
         digest = hashlib.sha256()
         head = b""
-        # O_NOFOLLOW: a link swapped in after the check above is refused, not followed.
-        with open(os.open(path, os.O_RDONLY | os.O_NOFOLLOW), "rb") as handle:
-            size = os.fstat(handle.fileno()).st_size
-            while chunk := handle.read(1 << 20):
-                digest.update(chunk)
-                if len(head) <= INLINE_TEXT_BYTES:
-                    head += chunk[: INLINE_TEXT_BYTES + 1 - len(head)]
-        mime = guess_mime(path.name, head)
-        text = _inline_text(head) if size <= INLINE_TEXT_BYTES else None
-        if text is not None and mime == OCTET_STREAM:
-            mime = "text/plain"  # a NUL-free head that still decodes as UTF-8 past the sniff
-        return CollectedFile(relative, size, mime, digest.hexdigest(), text)
+        remaining = size  # what fstat said: a file growing meanwhile is read no further
+        while remaining > 0 and (chunk := handle.read(min(1 << 20, remaining))):
+            remaining -= len(chunk)
+            digest.update(chunk)
+            if len(head) <= INLINE_TEXT_BYTES:
+                head += chunk[: INLINE_TEXT_BYTES + 1 - len(head)]
+    mime = guess_mime(relative.rsplit("/", 1)[-1], head)
+    text = _inline_text(head) if size <= INLINE_TEXT_BYTES else None
+    if text is not None and mime == OCTET_STREAM:
+        mime = "text/plain"  # a NUL-free head that still decodes as UTF-8 past the sniff
+    return CollectedFile(shown, size, mime, digest.hexdigest(), text)
+
+
+def escape_name(name: str) -> str:
+    """A name from the sandbox as harness text may show it: one line, nothing invisible.
+
+    Control, format (bidi overrides, zero-width), separator and unassigned characters and
+    the backslash become ``\\xNN``/``\\uNNNN`` escapes, so a file name cannot start a new
+    line of the result or reorder what a reader sees.
+    """
+    # str.isprintable is False exactly for the Cc, Cf, Cs, Co, Cn, Zl, Zp and Zs-but-space
+    # categories: controls, bidi and zero-width formats, undecodable bytes, separators.
+    if name.isprintable() and "\\" not in name:
+        return name
+    return "".join(_escape_char(c) for c in name)
+
+
+def _escape_char(char: str) -> str:
+    if char == "\\":
+        return "\\\\"
+    if char.isprintable():
+        return char
+    code = ord(char)
+    if code < 0x100:
+        return f"\\x{code:02x}"
+    return f"\\u{code:04x}" if code < 0x10000 else f"\\U{code:08x}"
 
 
 def _inline_text(data: bytes) -> str | None:
@@ -304,38 +453,136 @@ def _inline_text(data: bytes) -> str | None:
 
 
 class WorkspaceManager:
-    """Creates one :class:`Workspace` per session under ``base`` and removes it with the session.
+    """Creates one :class:`Workspace` per owner (a session) under ``base``, and removes them.
+
+    A workspace lives while its owner does: :meth:`close` ends it, and so do an idle time over
+    ``idle_ttl_s`` and, when more than ``max_live`` exist, eviction of the longest idle one
+    (never one a command is running in; see :meth:`use`). :meth:`close_all` ends them all.
 
     Args:
         base: Parent directory (default: ``skillshelf-ws-<uid>`` in the temp dir, refused
             when it is a link or another user's).
-        retention: ``delete`` removes a workspace on :meth:`close`; ``keep`` leaves it.
+        retention: ``delete`` removes a workspace when it ends; ``keep`` leaves it on disk.
+        idle_ttl_s: Seconds a workspace may stay unused before it is removed (checked
+            whenever a workspace is opened, and by :meth:`reap`).
+        max_live: Workspaces kept at once.
     """
 
-    def __init__(self, base: Path | None = None, *, retention: Retention = "delete") -> None:
+    def __init__(
+        self,
+        base: Path | None = None,
+        *,
+        retention: Retention = "delete",
+        idle_ttl_s: float = WORKSPACE_IDLE_TTL_S,
+        max_live: int = MAX_LIVE_WORKSPACES,
+    ) -> None:
+        if idle_ttl_s <= 0 or max_live < 1:
+            raise UsageError("idle_ttl_s must be positive and max_live at least 1")
         self._shared_tmp = base is None
         default = Path(tempfile.gettempdir(), f"skillshelf-ws-{os.getuid()}")
         self.base = base if base is not None else default
         self.retention: Retention = retention
+        self.idle_ttl_s = idle_ttl_s
+        self.max_live = max_live
+        self._lock = threading.Lock()
+        self._last_used: dict[str, float] = {}  # owner → monotonic time of last use
+        self._busy: dict[str, int] = {}  # owner → commands running in it now
 
     def _dir(self, session_id: str) -> Path:
         tag = hashlib.sha256(session_id.encode()).hexdigest()[:10]
         return self.base / f"{_UNSAFE.sub('_', session_id)[:40]}-{tag}"
 
+    @property
+    def live(self) -> list[str]:
+        """The owners whose workspaces exist now, longest idle first."""
+        with self._lock:
+            return sorted(self._last_used, key=self._last_used.__getitem__)
+
     def open(self, session_id: str) -> Workspace:
-        """The session's workspace, created on first use.
+        """The session's workspace, created on first use; expired and surplus ones go first.
 
         Raises:
-            SkillshelfError: The default base folder is a link or another user's.
+            SkillshelfError: The default base folder is a link or another user's, or
+                ``max_live`` workspaces are all running commands.
         """
         self.base.mkdir(parents=True, exist_ok=True, mode=0o700)
         if self._shared_tmp and (self.base.is_symlink() or self.base.stat().st_uid != os.getuid()):
             # Anyone can create this name in a shared temp dir first: never use theirs.
             raise SkillshelfError(f"{self.base} is not a directory of this user; remove it")
+        with self._lock:
+            ended = self._expired(time.monotonic())
+            if session_id not in self._last_used:
+                ended += self._make_room()
+            self._last_used[session_id] = time.monotonic()
+        for owner in ended:
+            self._remove(owner)
         return Workspace(self._dir(session_id))
+
+    @contextlib.contextmanager
+    def use(self, session_id: str) -> Iterator[Workspace]:
+        """:meth:`open`, held busy (never expired or evicted) until the block ends."""
+        with self._lock:
+            self._busy[session_id] = self._busy.get(session_id, 0) + 1
+        try:
+            yield self.open(session_id)
+        finally:
+            with self._lock:
+                left = self._busy.pop(session_id) - 1
+                if left:
+                    self._busy[session_id] = left
+                if session_id in self._last_used:
+                    self._last_used[session_id] = time.monotonic()
+
+    def reap(self) -> list[str]:
+        """Remove the workspaces idle longer than ``idle_ttl_s``; their owners."""
+        with self._lock:
+            ended = self._expired(time.monotonic())
+        for owner in ended:
+            self._remove(owner)
+        return ended
 
     def close(self, session_id: str) -> None:
         """End the session: its workspace is deleted unless retention is ``keep``."""
+        with self._lock:
+            self._last_used.pop(session_id, None)
+        self._remove(session_id)
+
+    def close_all(self) -> None:
+        """End every workspace this manager made (at shutdown)."""
+        with self._lock:
+            owners = list(self._last_used)
+            self._last_used.clear()
+        for owner in owners:
+            self._remove(owner)
+
+    def _expired(self, now: float) -> list[str]:
+        # Called with the lock held.
+        ended = [
+            owner
+            for owner, used in self._last_used.items()
+            if now - used > self.idle_ttl_s and owner not in self._busy
+        ]
+        for owner in ended:
+            del self._last_used[owner]
+        return ended
+
+    def _make_room(self) -> list[str]:
+        # Called with the lock held: evict the longest idle until one more fits.
+        ended: list[str] = []
+        idle = sorted(
+            (o for o in self._last_used if o not in self._busy), key=self._last_used.__getitem__
+        )
+        while len(self._last_used) >= self.max_live:
+            if not idle:
+                raise SkillshelfError(
+                    f"{self.max_live} workspaces are running commands (the limit); try again later"
+                )
+            owner = idle.pop(0)
+            del self._last_used[owner]
+            ended.append(owner)
+        return ended
+
+    def _remove(self, session_id: str) -> None:
         if self.retention == "delete":
             root = self._dir(session_id)
             shutil.rmtree(root, ignore_errors=True)
@@ -348,13 +595,6 @@ def _real_dir(path: Path) -> None:
     if path.is_symlink() or (path.exists() and not path.is_dir()):
         path.unlink()
     path.mkdir(exist_ok=True)
-
-
-def _size(path: Path) -> int:
-    try:
-        return path.lstat().st_size
-    except OSError:
-        return 0
 
 
 def _check_pin(name: str, digest: str, pinned: str | None) -> None:

@@ -183,6 +183,16 @@ class SkillServer:
             session = headers.get("mcp-session-id")
         return Viewer(client, headers, "http:" + (session or uuid.uuid4().hex))
 
+    @staticmethod
+    def _request_scoped(ctx: ServerRequestContext[Any, Any]) -> bool:
+        """Whether the request's session key lives for this request only (see viewer_of)."""
+        if ctx.request is None:
+            return False
+        if ctx.protocol_version in MODERN_PROTOCOL_VERSIONS:
+            return True
+        headers = {k.lower() for k in getattr(ctx.request, "headers", {})}
+        return "mcp-session-id" not in headers
+
     async def _middleware(
         self, ctx: ServerRequestContext[Any, Any], call_next: CallNext
     ) -> HandlerResult:
@@ -336,9 +346,15 @@ class SkillServer:
     ) -> CallToolResult:
         if params.name not in self.tool_names:
             raise MCPError(code=INVALID_PARAMS, message=f"Unknown tool: {params.name}")
-        tools = self._tools_for(self.viewer_of(ctx))
+        viewer = self.viewer_of(ctx)
+        tools = self._tools_for(viewer)
         arguments = dict(params.arguments or {})
-        result = await anyio.to_thread.run_sync(lambda: tools.call(params.name, arguments))
+        try:
+            result = await anyio.to_thread.run_sync(lambda: tools.call(params.name, arguments))
+        finally:
+            if self.workspaces is not None and self._request_scoped(ctx):
+                # Nothing can name this request's session again: its workspace ends with it.
+                await anyio.to_thread.run_sync(self.workspaces.close, viewer.session)
         structured = {"status": result.status, **(result.data or {})}
         return CallToolResult(
             content=[TextContent(type="text", text=result.content)],

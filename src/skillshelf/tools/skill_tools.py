@@ -13,6 +13,7 @@ unexpected exception — both logged with their traceback on the ``skillshelf.to
 
 from __future__ import annotations
 
+import html
 import logging
 from collections.abc import Callable, Collection, Mapping, Sequence
 from contextvars import ContextVar
@@ -500,17 +501,18 @@ class SkillTools:
             except SandboxUnavailableError as exc:
                 raise ToolFailed(f"No sandbox is available to run commands: {exc}") from exc
         try:
-            result = execute(
-                self.workspace.open(self.session_id),
-                self.executor,
-                shell_command(args.command),
-                skill=skill,
-                policy=self.exec_policy,
-                timeout_s=args.timeout_s,
-                collect=args.collect,
-                stdin=args.stdin,
-                pinned=self.repo.pinned_digest(skill.name) if skill is not None else None,
-            )
+            with self.workspace.use(self.session_id) as workspace:
+                result = execute(
+                    workspace,
+                    self.executor,
+                    shell_command(args.command),
+                    skill=skill,
+                    policy=self.exec_policy,
+                    timeout_s=args.timeout_s,
+                    collect=args.collect,
+                    stdin=args.stdin,
+                    pinned=self.repo.pinned_digest(skill.name) if skill is not None else None,
+                )
         except OSError as exc:
             raise ToolFailed(f"The command could not be started: {exc}") from exc
         if self._exec_warning:
@@ -546,6 +548,9 @@ class SkillTools:
 
 
 def _render_exec(result: ExecResult) -> str:
+    # Everything below but the status line comes from the sandbox: names arrive escaped to
+    # one line (exec.workspace.escape_name) and every text is markup-escaped, so neither a
+    # file name nor output can close a tag or start a line of harness text.
     status = "timed out and was killed" if result.timed_out else f"exit code {result.exit_code}"
     parts = [f"Command finished: {status} ({result.duration_s:.2f} s, {result.executor})."]
     for label, text, cut in (
@@ -554,13 +559,18 @@ def _render_exec(result: ExecResult) -> str:
     ):
         if text:
             note = " (truncated: head and tail kept)" if cut else ""
-            parts.append(f"<{label}{note}>\n{text}\n</{label}>")
+            parts.append(f"<{label}{note}>\n{_markup(text)}\n</{label}>")
     for file in result.files:
-        parts.append(f"Collected {file.path} ({file.size} B, {file.mime}, sha256 {file.sha256})")
+        path = _markup(file.path)
+        parts.append(f"Collected {path} ({file.size} B, {file.mime}, sha256 {file.sha256})")
         if file.text is not None:
-            parts.append(f'<file path="{file.path}">\n{file.text}\n</file>')
-    parts += [f"Note: {note}" for note in result.notes]
+            parts.append(f'<file path="{path}">\n{_markup(file.text)}\n</file>')
+    parts += [f"Note: {_markup(note)}" for note in result.notes]
     return "\n".join(parts)
+
+
+def _markup(text: str) -> str:
+    return html.escape(text, quote=True)
 
 
 def _still_delivered(
