@@ -311,7 +311,7 @@ def _scan_file(walk: SkillWalk, entry: Entry) -> list[Finding]:
         message = "Compiled Python bytecode: it runs instead of the source a reviewer reads"
         return [Finding("scan.bytecode", "block", message, entry.path)]
     try:
-        data = b"".join(read_chunks(walk.full_path(entry.path), limit=_READ_BYTES))
+        data = b"".join(read_chunks(walk.root, entry.path, limit=_READ_BYTES))
     except OSError:
         return []  # vanished or swapped since the walk; the digest records it as unreadable
     return scan_bytes(entry.path, data, max(entry.size, len(data)))
