@@ -7,6 +7,7 @@ when there is something to act on: drift for ``verify``, a ``block`` finding for
 
 from __future__ import annotations
 
+import os
 from typing import TYPE_CHECKING, Any
 
 import click
@@ -116,30 +117,35 @@ def verify(lock_path: str, as_json: bool, **kwargs: Any) -> None:
 def scan(as_json: bool, **kwargs: Any) -> None:
     """Scan every skill's files for injection, fetch-and-exec, secrets and exfiltration.
 
-    Scans all roots, trusted or not. Exits 1 when any finding has severity ``block``.
+    Scans all roots, trusted or not, and every skill the trust gate quarantined (an archive's
+    or URL's skills are scanned, and held back, on open). Exits 1 when any finding has
+    severity ``block``.
     """
     from skillshelf.trust.scanner import scan_skill
 
     repo = _repo(kwargs)
-    report = [(s, scan_skill(s.directory)) for s in repo.skills]
-    blocked = any(f.severity == "block" for _, findings in report for f in findings)
+    report = [(name, path, scan_skill(path)) for name, path in _scanned(repo)]
+    blocked = any(f.severity == "block" for _, _, findings in report for f in findings)
     if as_json:
         emit_json(
             [
-                {
-                    "skill": s.name,
-                    "path": s.directory,
-                    "findings": [f.to_dict() for f in findings],
-                }
-                for s, findings in report
+                {"skill": name, "path": path, "findings": [f.to_dict() for f in findings]}
+                for name, path, findings in report
             ]
         )
     else:
-        for skill, findings in report:
+        for name, _, findings in report:
             for f in findings:
                 where = f"{f.path}:{f.line}" if f.line else f.path
-                click.echo(f"{skill.name}\t{f.severity}\t{f.code}\t{where}\t{f.message}")
-        count = sum(len(findings) for _, findings in report)
+                click.echo(f"{name}\t{f.severity}\t{f.code}\t{where}\t{f.message}")
+        count = sum(len(findings) for _, _, findings in report)
         click.echo(f"{count} findings in {len(report)} skills", err=True)
     if blocked:
         raise SystemExit(EXIT_FAILED)
+
+
+def _scanned(repo: Repository) -> list[tuple[str, str]]:
+    """(name, folder) of every visible skill and every skill held back, sorted by name."""
+    found = [(s.name, s.directory) for s in repo.skills]
+    found += [(sk.name, os.path.dirname(sk.path)) for sk in repo.skipped if sk.held and sk.name]
+    return sorted(found)

@@ -216,12 +216,9 @@ def open_skill_file(skill_dir: Path, relative: str) -> tuple[int, Path, str]:
     except IsADirectoryError as exc:
         raise FileAccessError(f"{clipped!r} is a directory, not a file.", reason="missing") from exc
     except OSError as exc:
-        if exc.errno == errno.ENOENT or (
-            exc.errno == errno.ENOTDIR and not _link_in(root, inside)
-        ):
+        if exc.errno == errno.ENOENT or (exc.errno == errno.ENOTDIR and not _link_in(root, inside)):
             raise FileAccessError(
-                f"No file {clipped!r} in this skill; check the path against the skill's "
-                "file list.",
+                f"No file {clipped!r} in this skill; check the path against the skill's file list.",
                 reason="missing",
             ) from exc
         if exc.errno in (errno.ELOOP, errno.ENOTDIR):

@@ -24,6 +24,7 @@ from skillshelf.trust.scanner import Finding, ScanPolicy, scan_walk
 __all__ = ["Review", "TrustGate"]
 
 _Fingerprint = tuple[tuple[str, str, int, int, str | None], ...]
+_ALWAYS_HELD = frozenset({"scan.hard_link"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -99,8 +100,10 @@ class TrustGate:
             problems: list[Diagnostic] = []
             notes: list[Diagnostic] = []
             if skill.root in self.untrusted:
-                blocking = self.policy.action == "block"
                 for finding in self._scan(skill.directory, walk):
+                    # A hard link from an untrusted source is never served, whatever the
+                    # policy: the bytes may be any file of this machine.
+                    blocking = self.policy.action == "block" or finding.code in _ALWAYS_HELD
                     diag = finding.to_diagnostic(skill.directory, quarantined=blocking)
                     (problems if diag.severity == "error" else notes).append(diag)
             if self.lockfile is not None:
