@@ -77,7 +77,7 @@ def test_read_skill_file_never_returns_a_swapped_in_secret(
     skill, secret, outside = layout
     target = skill / relative if relative == "doc.md" else skill / "refs"
     with Swapper(target, secret if relative == "doc.md" else outside) as swapper:
-        ok, refused = _hammer(_library(skill, relative))
+        ok, _ = _hammer(_library(skill, relative))
     assert swapper.swaps > 0
     assert ok > 0
 
