@@ -59,19 +59,27 @@ def _repo(kwargs: dict[str, Any]) -> Repository:
 )
 def lock(out: str, update: tuple[str, ...], **kwargs: Any) -> None:
     """Record every visible skill's content digest in a lockfile (approve a change: --update)."""
+    from skillshelf.skills.walk import walk_skill
     from skillshelf.trust.lockfile import Lockfile
 
     repo = _repo(kwargs)
+    chosen = [repo.get(name) for name in update] if update else repo.skills
+    # A skill over the walker's caps has content nobody can verify: say so, never pin it.
+    refused = {s.name: why for s in chosen if (why := walk_skill(s.directory).capped)}
+    for name, why in refused.items():
+        click.echo(f"not locked: {name}: it has {why}", err=True)
+    entries = {s.name: _entry(repo, s) for s in chosen if s.name not in refused}
     if update:
         lockfile = Lockfile.load(out)
-        for name in update:
-            lockfile.entries[name] = _entry(repo, repo.get(name))
+        lockfile.entries.update(entries)
         lockfile.save(out)
-        click.echo(f"approved {', '.join(update)} in {out}", err=True)
-        return
-    lockfile = Lockfile({s.name: _entry(repo, s) for s in repo.skills})
-    lockfile.save(out)
-    click.echo(f"locked {len(lockfile.entries)} skills in {out}", err=True)
+        click.echo(f"approved {', '.join(entries) or 'nothing'} in {out}", err=True)
+    else:
+        lockfile = Lockfile(entries)
+        lockfile.save(out)
+        click.echo(f"locked {len(lockfile.entries)} skills in {out}", err=True)
+    if refused:
+        raise SystemExit(EXIT_FAILED)
 
 
 def _entry(repo: Repository, skill: Skill) -> LockEntry:
