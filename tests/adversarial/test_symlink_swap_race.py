@@ -146,3 +146,31 @@ def test_digest_and_scan_never_read_a_swapped_in_secret(layout: tuple[Path, Path
             assert digest_skill(skill).files.get("refs/doc.md") != secret_digest
             assert not [f for f in scan_skill(skill) if f.code == "scan.injection"]
     assert swapper.swaps > 0
+
+
+def test_the_skill_folder_itself_swapped_for_a_link_is_refused(tmp_path: Path) -> None:
+    skill = make_skill(tmp_path / "skills", "demo", files={"doc.md": "public text"})
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "doc.md").write_text(SECRET)
+    (outside / "SKILL.md").write_bytes((skill / "SKILL.md").read_bytes())
+    repo = Repository([skill.parent], cache_dir=False)
+    tools = SkillTools(repo)
+
+    def read() -> str | None:
+        result = tools.call("skill_read_file", {"skill": "demo", "path": "doc.md"})
+        return result.content if result.status == "ok" else None
+
+    with Swapper(skill, outside) as swapper:
+        ok, _ = _hammer(read, reads=2_000)
+        library_ok, _ = _hammer(
+            lambda: _text_or_none(lambda: repo.read_file("demo", "doc.md").render()), reads=2_000
+        )
+    assert swapper.swaps > 0 and ok + library_ok > 0
+
+
+def _text_or_none(read: Callable[[], str]) -> str | None:
+    try:
+        return read()
+    except FileAccessError:
+        return None

@@ -297,7 +297,7 @@ def read_bytes(skill: Skill, relative: str) -> bytes:
     """
     uri = file_uri(skill.name, relative)
     try:
-        fd, _, _ = open_skill_file(skill.path, _on_disk(skill, relative))
+        fd, _, _ = open_skill_file(skill.path, _on_disk(skill, relative), anchored=True)
     except FileAccessError as exc:
         if exc.reason == "refused":
             raise UriError(str(exc)) from None

@@ -322,7 +322,7 @@ class Repository:
         """
         from skillshelf.skills.paths import read_skill_file
 
-        return read_skill_file(self.get(name).path, path, max_chars=max_chars)
+        return read_skill_file(self.get(name).path, path, max_chars=max_chars, anchored=True)
 
     # -- scanning ------------------------------------------------------------------------
 

@@ -149,7 +149,9 @@ class FileContent:
         return self.file_text().render()
 
 
-def read_skill_file(skill_dir: Path, relative: str, *, max_chars: int = 24_000) -> FileContent:
+def read_skill_file(
+    skill_dir: Path, relative: str, *, max_chars: int = 24_000, anchored: bool = False
+) -> FileContent:
     """Read a file inside a skill, safely joined, capped, and classified as text or binary.
 
     Text is decoded as UTF-8 (a BOM is dropped, invalid bytes become U+FFFD). At most about
@@ -160,6 +162,7 @@ def read_skill_file(skill_dir: Path, relative: str, *, max_chars: int = 24_000) 
         skill_dir: The skill directory.
         relative: The path as the model sent it.
         max_chars: Characters of text to keep; the rest is cut and the cut is marked.
+        anchored: ``skill_dir`` is a skill's canonical folder; see :func:`open_skill_file`.
 
     Raises:
         FileAccessError: ``reason="refused"`` for a path :func:`safe_join` refuses,
@@ -168,7 +171,7 @@ def read_skill_file(skill_dir: Path, relative: str, *, max_chars: int = 24_000) 
     """
     if max_chars < 1:
         raise UsageError(f"max_chars must be at least 1, got {max_chars}")
-    fd, path, shown = open_skill_file(skill_dir, relative)
+    fd, path, shown = open_skill_file(skill_dir, relative, anchored=anchored)
     # Enough bytes for max_chars + 1 characters after a BOM, so "more text follows" is certain.
     limit = max(4 * (max_chars + 1) + 3, _SNIFF_BYTES)
     try:
@@ -189,7 +192,9 @@ def read_skill_file(skill_dir: Path, relative: str, *, max_chars: int = 24_000) 
     return FileContent(path, shown, size, mime, False, text[:max_chars], cut, total)
 
 
-def open_skill_file(skill_dir: Path, relative: str) -> tuple[int, Path, str]:
+def open_skill_file(
+    skill_dir: Path, relative: str, *, anchored: bool = False
+) -> tuple[int, Path, str]:
     """Open a file of a skill for reading, race-free; the one way a model's path is opened.
 
     The path is joined with :func:`safe_join`'s rules (in-skill symbolic links lead to their
@@ -197,6 +202,13 @@ def open_skill_file(skill_dir: Path, relative: str) -> tuple[int, Path, str]:
     skill folder's descriptor, following no link: a file or folder swapped for a link
     between the check and the open is refused, never followed. FIFOs and devices are refused
     without blocking.
+
+    Args:
+        skill_dir: The skill folder.
+        relative: The path as the model sent it.
+        anchored: ``skill_dir`` is the skill's canonical folder (``Skill.path``, links
+            resolved at discovery): it is then not followed either, so the skill folder
+            itself swapped for a link is refused too. Otherwise it may be a link.
 
     Returns:
         ``(fd, path, shown)``: an open descriptor of a regular file (the caller closes it),
@@ -207,12 +219,12 @@ def open_skill_file(skill_dir: Path, relative: str) -> tuple[int, Path, str]:
             ``"missing"`` for a missing file or a directory, ``"unreadable"`` for anything
             that is not a regular file or that the operating system denies.
     """
-    root = skill_dir.resolve()
+    root = Path(os.path.abspath(skill_dir)) if anchored else skill_dir.resolve()
     path, shown = _join_under(root, relative)
     clipped = _clip(shown)
     inside = path.relative_to(root).as_posix()
     try:
-        return open_beneath(str(root), inside), path, shown
+        return open_beneath(str(root), inside, follow_root=not anchored), path, shown
     except IsADirectoryError as exc:
         raise FileAccessError(f"{clipped!r} is a directory, not a file.", reason="missing") from exc
     except OSError as exc:

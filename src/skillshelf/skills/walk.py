@@ -314,15 +314,16 @@ def resolve_inside(path: str, root: str) -> tuple[str | None, Literal["file", "d
     return None, None
 
 
-def open_beneath(root: str, relative: str) -> int:
+def open_beneath(root: str, relative: str, *, follow_root: bool = True) -> int:
     """Open the regular file ``relative`` below the folder ``root`` without following any link.
 
-    ``root`` is opened as a folder (it may itself be reached through a link: it is the trust
-    anchor); then each component of ``relative`` is opened relative to its parent's
-    descriptor with ``O_NOFOLLOW`` (``O_DIRECTORY`` for folders), so no link — however fast
-    it is swapped in — is followed, and the opened descriptor, not the path, is checked to
-    be a regular file. The open never blocks (``O_NONBLOCK``; blocking is restored after the
-    check, since a regular file never blocks anyway).
+    ``root`` is opened as a folder — through a link in its last component only when
+    ``follow_root`` (pass False for a skill's canonical folder, so that even the folder
+    swapped for a link is refused); then each component of ``relative`` is opened relative
+    to its parent's descriptor with ``O_NOFOLLOW`` (``O_DIRECTORY`` for folders), so no
+    link — however fast it is swapped in — is followed, and the opened descriptor, not the
+    path, is checked to be a regular file. The open never blocks (``O_NONBLOCK``; blocking
+    is restored after the check, since a regular file never blocks anyway).
 
     Returns:
         A file descriptor the caller must close.
@@ -334,7 +335,7 @@ def open_beneath(root: str, relative: str) -> int:
     parts = [p for p in relative.split("/") if p not in ("", ".")]
     if ".." in parts:
         raise OSError(errno.EINVAL, "'..' is never opened", relative)
-    fd = os.open(root, _ROOT_FLAGS)
+    fd = os.open(root, _ROOT_FLAGS if follow_root else _DIR_FLAGS)
     try:
         for part in parts[:-1]:
             parent, fd = fd, -1
