@@ -102,3 +102,17 @@ def test_archive_hard_link_members_are_fresh_files_and_load(tmp_path: Path) -> N
     listed = cli("list", "--root", archive, "--json", cache=cache)
     assert [r["name"] for r in json.loads(listed.stdout)] == ["demo"]
     assert cli("scan", "--root", archive, cache=cache).returncode == 0
+
+
+def test_a_hard_link_made_after_the_first_scan_is_caught_on_refresh(
+    root: Path, tmp_path: Path
+) -> None:
+    os.unlink(root / "linked" / "docs" / "notes.md")
+    policy = ScanPolicy(untrusted_roots=(str(root),))
+    repo = Repository([root], cache_dir=False, scan_policy=policy)
+    assert repo.names() == ["clean", "linked"]
+    # A second name for an existing file changes none of its times, only its link count.
+    os.link(root / "linked" / "docs" / "readme.md", tmp_path / "elsewhere.md")
+    repo.refresh()
+    assert repo.names() == ["clean"]
+    assert [(s.name, s.held) for s in repo.skipped] == [("linked", True)]

@@ -161,9 +161,10 @@ class SkillWalk:
         """Regular files and links to regular files inside the skill."""
         return tuple(e for e in self.entries if e.servable_file)
 
-    def fingerprint(self) -> tuple[tuple[str, str, int, int, str | None], ...]:
-        """Cheap identity of the content (paths, kinds, sizes, times, link texts)."""
-        return tuple((e.path, e.kind, e.size, e.mtime_ns, e.link) for e in self.entries)
+    def fingerprint(self) -> tuple[tuple[str, str, int, int, str | None, int], ...]:
+        """Cheap identity of the content (paths, kinds, sizes, times, link texts, link counts:
+        a hard link made to a file changes no time of it, only its count)."""
+        return tuple((e.path, e.kind, e.size, e.mtime_ns, e.link, e.nlink) for e in self.entries)
 
     def full_path(self, relative: str) -> str:
         """The on-disk path of ``relative`` (a path from this walk)."""
