@@ -158,8 +158,8 @@ def test_read_chunks_refuses_a_fifo_and_a_link(tmp_path: Path) -> None:
     (tmp_path / "f").write_bytes(b"x" * (walk.CHUNK + 1))
     (tmp_path / "link").symlink_to("f")
     with pytest.raises(OSError):
-        list(walk.read_chunks(str(tmp_path / "pipe")))
+        list(walk.read_chunks(str(tmp_path), "pipe"))
     with pytest.raises(OSError):
-        list(walk.read_chunks(str(tmp_path / "link")))
-    assert [len(c) for c in walk.read_chunks(str(tmp_path / "f"))] == [walk.CHUNK, 1]
-    assert sum(len(c) for c in walk.read_chunks(str(tmp_path / "f"), limit=10)) == 10
+        list(walk.read_chunks(str(tmp_path), "link"))
+    assert [len(c) for c in walk.read_chunks(str(tmp_path), "f")] == [walk.CHUNK, 1]
+    assert sum(len(c) for c in walk.read_chunks(str(tmp_path), "f", limit=10)) == 10

@@ -97,8 +97,9 @@ def list_(as_json: bool, show_all: bool, **kwargs: Any) -> None:
         ]
         rows += [
             {
-                "name": None,
+                "name": sk.name,
                 "status": "skipped",
+                "held": sk.held,
                 "reason": sk.reason,
                 "path": sk.path,
                 "root": sk.root,

@@ -7,6 +7,7 @@ when there is something to act on: drift for ``verify``, a ``block`` finding for
 
 from __future__ import annotations
 
+import os
 from typing import TYPE_CHECKING, Any
 
 import click
@@ -58,19 +59,27 @@ def _repo(kwargs: dict[str, Any]) -> Repository:
 )
 def lock(out: str, update: tuple[str, ...], **kwargs: Any) -> None:
     """Record every visible skill's content digest in a lockfile (approve a change: --update)."""
+    from skillshelf.skills.walk import walk_skill
     from skillshelf.trust.lockfile import Lockfile
 
     repo = _repo(kwargs)
+    chosen = [repo.get(name) for name in update] if update else repo.skills
+    # A skill over the walker's caps has content nobody can verify: say so, never pin it.
+    refused = {s.name: why for s in chosen if (why := walk_skill(s.directory).capped)}
+    for name, why in refused.items():
+        click.echo(f"not locked: {name}: it has {why}", err=True)
+    entries = {s.name: _entry(repo, s) for s in chosen if s.name not in refused}
     if update:
         lockfile = Lockfile.load(out)
-        for name in update:
-            lockfile.entries[name] = _entry(repo, repo.get(name))
+        lockfile.entries.update(entries)
         lockfile.save(out)
-        click.echo(f"approved {', '.join(update)} in {out}", err=True)
-        return
-    lockfile = Lockfile({s.name: _entry(repo, s) for s in repo.skills})
-    lockfile.save(out)
-    click.echo(f"locked {len(lockfile.entries)} skills in {out}", err=True)
+        click.echo(f"approved {', '.join(entries) or 'nothing'} in {out}", err=True)
+    else:
+        lockfile = Lockfile(entries)
+        lockfile.save(out)
+        click.echo(f"locked {len(lockfile.entries)} skills in {out}", err=True)
+    if refused:
+        raise SystemExit(EXIT_FAILED)
 
 
 def _entry(repo: Repository, skill: Skill) -> LockEntry:
@@ -116,30 +125,35 @@ def verify(lock_path: str, as_json: bool, **kwargs: Any) -> None:
 def scan(as_json: bool, **kwargs: Any) -> None:
     """Scan every skill's files for injection, fetch-and-exec, secrets and exfiltration.
 
-    Scans all roots, trusted or not. Exits 1 when any finding has severity ``block``.
+    Scans all roots, trusted or not, and every skill the trust gate quarantined (an archive's
+    or URL's skills are scanned, and held back, on open). Exits 1 when any finding has
+    severity ``block``.
     """
     from skillshelf.trust.scanner import scan_skill
 
     repo = _repo(kwargs)
-    report = [(s, scan_skill(s.directory)) for s in repo.skills]
-    blocked = any(f.severity == "block" for _, findings in report for f in findings)
+    report = [(name, path, scan_skill(path)) for name, path in _scanned(repo)]
+    blocked = any(f.severity == "block" for _, _, findings in report for f in findings)
     if as_json:
         emit_json(
             [
-                {
-                    "skill": s.name,
-                    "path": s.directory,
-                    "findings": [f.to_dict() for f in findings],
-                }
-                for s, findings in report
+                {"skill": name, "path": path, "findings": [f.to_dict() for f in findings]}
+                for name, path, findings in report
             ]
         )
     else:
-        for skill, findings in report:
+        for name, _, findings in report:
             for f in findings:
                 where = f"{f.path}:{f.line}" if f.line else f.path
-                click.echo(f"{skill.name}\t{f.severity}\t{f.code}\t{where}\t{f.message}")
-        count = sum(len(findings) for _, findings in report)
+                click.echo(f"{name}\t{f.severity}\t{f.code}\t{where}\t{f.message}")
+        count = sum(len(findings) for _, _, findings in report)
         click.echo(f"{count} findings in {len(report)} skills", err=True)
     if blocked:
         raise SystemExit(EXIT_FAILED)
+
+
+def _scanned(repo: Repository) -> list[tuple[str, str]]:
+    """(name, folder) of every visible skill and every skill held back, sorted by name."""
+    found = [(s.name, s.directory) for s in repo.skills]
+    found += [(sk.name, os.path.dirname(sk.path)) for sk in repo.skipped if sk.held and sk.name]
+    return sorted(found)

@@ -46,7 +46,7 @@ from skillshelf.core.manifest import (
 from skillshelf.core.manifest import MAX_DESCRIPTION_LENGTH as _MAX_DESCRIPTION_LENGTH
 from skillshelf.core.manifest import MAX_NAME_LENGTH as _MAX_NAME_LENGTH
 from skillshelf.errors import SkillshelfError
-from skillshelf.skills.skill import SKILL_MD_NAMES
+from skillshelf.skills.skill import SKILL_MD_NAMES, read_skill_md
 
 __all__ = [
     "ALLOWED_FIELDS",
@@ -292,7 +292,8 @@ def to_prompt(skill_dirs: list[Path]) -> str:
 def _read_text(path: Path) -> str:
     """Read like skills-ref's ``read_text(encoding="utf-8")``, but refuse invalid UTF-8."""
     try:
-        text, _ = decode_skill_md(path.read_bytes(), mode="strict")
+        # The one SKILL.md reader: never blocks on a FIFO, never follows a link out.
+        text, _ = decode_skill_md(read_skill_md(path, full=True)[0], mode="strict")
     except FrontmatterError as exc:
         raise ParseError(exc.message) from None
     return text

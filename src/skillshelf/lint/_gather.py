@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Final
 
 from skillshelf.core.frontmatter import FrontmatterError, decode_skill_md, parse_frontmatter
-from skillshelf.errors import SkillshelfError
+from skillshelf.errors import FileAccessError, SkillshelfError
 from skillshelf.lint._model import LintSubject
+from skillshelf.skills.paths import open_skill_file
 from skillshelf.skills.skill import Skill, read_skill_md
 from skillshelf.skills.walk import walk_skill
 
@@ -35,7 +37,7 @@ class _Docs(Mapping[str, str]):
         if relative not in self._paths:
             raise KeyError(relative)
         if relative not in self._texts:
-            self._texts[relative] = _read_doc(self._root / relative)
+            self._texts[relative] = _read_doc(self._root, relative)
         return self._texts[relative]
 
     def __iter__(self) -> Iterator[str]:
@@ -45,11 +47,12 @@ class _Docs(Mapping[str, str]):
         return len(self._paths)
 
 
-def _read_doc(path: Path) -> str:
+def _read_doc(root: Path, relative: str) -> str:
     try:
-        with path.open("rb") as handle:
+        fd, _, _ = open_skill_file(root, relative)  # race-free, never blocks on a FIFO
+        with os.fdopen(fd, "rb") as handle:
             data = handle.read(MAX_DOC_BYTES)
-    except OSError:
+    except (OSError, FileAccessError):
         return ""  # listed a moment ago; a vanished or unreadable doc has no links to follow
     return data.decode("utf-8", errors="replace")
 

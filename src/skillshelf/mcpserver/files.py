@@ -21,7 +21,7 @@ from urllib.parse import quote, unquote
 
 from skillshelf.core.mime import OCTET_STREAM, SNIFF_BYTES, guess_mime
 from skillshelf.errors import FileAccessError, SkillshelfError
-from skillshelf.skills.paths import safe_join
+from skillshelf.skills.paths import open_skill_file, safe_join
 from skillshelf.skills.skill import Skill
 from skillshelf.skills.walk import Entry, SkillWalk, read_chunks, walk_skill
 
@@ -134,13 +134,14 @@ def _clip(uri: str) -> str:
     return uri if len(uri) <= 200 else uri[:200] + "…"
 
 
-def file_mime(path: str, name: str) -> str:
-    """The type of the file at ``path`` called ``name``: the table, else its first bytes."""
+def file_mime(root: str, relative: str, name: str) -> str:
+    """The type of the file ``relative`` (below ``root``) called ``name``: the table, else its
+    first bytes (read with the walker's race-free open)."""
     mime = guess_mime(name)
     if mime != OCTET_STREAM:
         return mime
     try:
-        head = b"".join(read_chunks(path, limit=SNIFF_BYTES))
+        head = b"".join(read_chunks(root, relative, limit=SNIFF_BYTES))
     except OSError:
         return mime
     return guess_mime(name, head)
@@ -171,15 +172,16 @@ class DigestCache:
         self._lock = threading.Lock()
         self._digests: dict[str, tuple[tuple[int, int, int], str]] = {}
 
-    def digest(self, path: str, info: os.stat_result) -> str:
-        """The ``sha256:<hex>`` digest of the file at ``path`` whose stat is ``info``."""
+    def digest(self, root: str, relative: str, info: os.stat_result) -> str:
+        """The ``sha256:<hex>`` digest of the file ``relative`` below ``root`` (stat ``info``)."""
+        path = os.path.join(root, relative)
         signature = (info.st_size, info.st_mtime_ns, info.st_ino)
         with self._lock:
             cached = self._digests.get(path)
         if cached is not None and cached[0] == signature:
             return cached[1]
         hasher = hashlib.sha256()
-        for chunk in read_chunks(path):
+        for chunk in read_chunks(root, relative):
             hasher.update(chunk)
         value = "sha256:" + hasher.hexdigest()
         with self._lock:
@@ -203,12 +205,13 @@ def skill_files(skill: Skill, cache: DigestCache, *, root: str | None = None) ->
         cache: Digests already computed.
         root: The skill directory with symbolic links resolved, when the caller knows it.
     """
-    found, over = _walk(skill, root if root is not None else os.path.realpath(skill.directory))
+    real = root if root is not None else os.path.realpath(skill.directory)
+    found, over = _walk(skill, real)
     if over is not None:
         return SkillFiles((), over)
     entries = tuple(
-        FileEntry(rel, st.st_size, cache.digest(path, st), file_mime(path, rel))
-        for rel, path, st in found
+        FileEntry(rel, st.st_size, cache.digest(real, on_disk, st), file_mime(real, on_disk, rel))
+        for rel, on_disk, st in found
     )
     return SkillFiles(entries)
 
@@ -226,11 +229,11 @@ def _walk(skill: Skill, root: str) -> tuple[list[tuple[str, str, os.stat_result]
     total = 0
     for entry in walk.servable():
         try:
-            path, info = _regular(walk, entry)
+            on_disk, info = _regular(walk, entry)
         except OSError:
             continue  # vanished since the walk
         relative = SKILL_MD if entry.path == skill.skill_md_name else entry.path
-        found.append((relative, path, info))
+        found.append((relative, on_disk, info))
         total += info.st_size
         if len(found) > MAX_FILES:
             return [], f"more than {MAX_FILES} files"
@@ -241,13 +244,13 @@ def _walk(skill: Skill, root: str) -> tuple[list[tuple[str, str, os.stat_result]
 
 
 def _regular(walk: SkillWalk, entry: Entry) -> tuple[str, os.stat_result]:
-    """The on-disk regular file a servable entry stands for (a link's in-skill target)."""
-    relative = entry.path if entry.kind == "file" else entry.target
-    path = walk.full_path(relative or "")
-    info = os.lstat(path)
+    """The relative path and stat of the regular file a servable entry stands for (a link's
+    in-skill target)."""
+    relative = entry.path if entry.kind == "file" else (entry.target or "")
+    info = os.lstat(walk.full_path(relative))
     if not stat.S_ISREG(info.st_mode):
-        raise OSError(22, "not a regular file", path)
-    return path, info
+        raise OSError(22, "not a regular file", relative)
+    return relative, info
 
 
 def directory_children(skill: Skill, relative: str) -> list[Child]:
@@ -280,27 +283,31 @@ def directory_children(skill: Skill, relative: str) -> list[Child]:
             children.append(Child(name, child_rel, True, None))
             continue
         on_disk = entry.target or entry.path
-        mime = file_mime(walk.full_path(on_disk), name)
+        mime = file_mime(walk.root, on_disk, name)
         children.append(Child(name, child_rel, False, sizes.get(on_disk), mime))
     return sorted(children, key=lambda c: c.name)
 
 
 def read_bytes(skill: Skill, relative: str) -> bytes:
-    """The raw bytes of a file of ``skill``.
+    """The raw bytes of a file of ``skill``, opened race-free (no link swapped in is followed).
 
     Raises:
-        UriError: No such file, a directory, or a path that escapes the skill.
-        OSError: The file exists but cannot be read (an internal error).
+        UriError: No such file, a directory, anything but a regular file, a path that escapes
+            the skill, or a file over :data:`MAX_TOTAL_BYTES`.
     """
-    path = resolve(skill, relative)
+    uri = file_uri(skill.name, relative)
     try:
-        info = path.stat()
-    except OSError:
-        raise UriError(f"No resource is served at {file_uri(skill.name, relative)}") from None
-    if not stat.S_ISREG(info.st_mode):
-        raise UriError(f"{file_uri(skill.name, relative)} is not a file")
-    if info.st_size > MAX_TOTAL_BYTES:
-        raise UriError(
-            f"{file_uri(skill.name, relative)} is over the {MAX_TOTAL_BYTES:,}-byte limit"
-        )
-    return b"".join(read_chunks(str(path), limit=MAX_TOTAL_BYTES))
+        fd, _, _ = open_skill_file(skill.path, _on_disk(skill, relative), anchored=True)
+    except FileAccessError as exc:
+        if exc.reason == "refused":
+            raise UriError(str(exc)) from None
+        if exc.reason == "missing" and not resolve(skill, relative).is_dir():
+            raise UriError(f"No resource is served at {uri}") from None
+        raise UriError(f"{uri} is not a file") from None
+    with os.fdopen(fd, "rb", buffering=0) as handle:
+        if os.fstat(fd).st_size > MAX_TOTAL_BYTES:
+            raise UriError(f"{uri} is over the {MAX_TOTAL_BYTES:,}-byte limit")
+        data = handle.read(MAX_TOTAL_BYTES + 1)
+    if len(data) > MAX_TOTAL_BYTES:  # grew since the size check
+        raise UriError(f"{uri} is over the {MAX_TOTAL_BYTES:,}-byte limit")
+    return data

@@ -72,11 +72,17 @@ class Skipped:
         path: The SKILL.md file.
         root: The root it was found under.
         diagnostics: Why (at least one error).
+        name: The name of a skill the trust gate holds back; None for a SKILL.md that is
+            not valid (its name may be what made it invalid, so it is not echoed).
+        held: True for a valid skill held back by the trust gate (quarantined by the scanner
+            or drifted from the lockfile).
     """
 
     path: str
     root: str
     diagnostics: tuple[Diagnostic, ...]
+    name: str | None = None
+    held: bool = False
 
     @property
     def reason(self) -> str:
@@ -316,7 +322,7 @@ class Repository:
         """
         from skillshelf.skills.paths import read_skill_file
 
-        return read_skill_file(self.get(name).path, path, max_chars=max_chars)
+        return read_skill_file(self.get(name).path, path, max_chars=max_chars, anchored=True)
 
     # -- scanning ------------------------------------------------------------------------
 
@@ -449,7 +455,9 @@ def _keep_last_good(before: dict[str, Skill], state: _State, winners: dict[str, 
             None,
             skipped.path,
         )
-        state.skipped[i] = Skipped(skipped.path, skipped.root, (*skipped.diagnostics, note))
+        state.skipped[i] = Skipped(
+            skipped.path, skipped.root, (*skipped.diagnostics, note), skipped.name, skipped.held
+        )
 
 
 def _trust_gate(
@@ -489,7 +497,9 @@ def _apply_review(review: Review, state: _State, winners: dict[str, Skill]) -> N
     state.diagnostics.extend(review.diagnostics)
     for name, diagnostics in review.held.items():
         skill = winners.pop(name)
-        state.skipped.append(Skipped(str(skill.skill_md), skill.root, diagnostics))
+        state.skipped.append(
+            Skipped(str(skill.skill_md), skill.root, diagnostics, skill.name, held=True)
+        )
     for name, notes in review.notes.items():
         skill = winners[name]
         winners[name] = Skill(

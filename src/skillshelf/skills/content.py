@@ -118,7 +118,9 @@ def _gather_docs(
             gathered.append(DocSnapshot(relative))
             continue
         try:
-            content = read_skill_file(skill.path, relative, max_chars=min(max_doc_chars, budget))
+            content = read_skill_file(
+                skill.path, relative, max_chars=min(max_doc_chars, budget), anchored=True
+            )
             doc = DocSnapshot(relative, content=content.file_text())
         except FileAccessError as exc:
             doc = DocSnapshot(relative, problem=str(exc))

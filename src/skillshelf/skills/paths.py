@@ -7,9 +7,9 @@ that takes a path goes through :func:`safe_join`, so containment is decided once
 from __future__ import annotations
 
 import codecs
+import errno
 import os
 import re
-import stat
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -18,7 +18,7 @@ from pathlib import Path
 from skillshelf.core.files import FileText, FileTree, TreeEntry, human_size, tree_order
 from skillshelf.core.mime import SNIFF_BYTES, guess_mime, is_binary
 from skillshelf.errors import FileAccessError, UsageError
-from skillshelf.skills.walk import Entry, SkillWalk, walk_skill
+from skillshelf.skills.walk import Entry, SkillWalk, open_beneath, walk_skill
 
 __all__ = [
     "FileContent",
@@ -26,6 +26,7 @@ __all__ = [
     "TreeEntry",
     "file_tree",
     "human_size",
+    "open_skill_file",
     "read_skill_file",
     "safe_join",
 ]
@@ -61,8 +62,11 @@ def safe_join(base: Path, relative: str) -> Path:
 
 def _join(base: Path, relative: str) -> tuple[Path, str]:
     """Return the resolved path and the normalised POSIX relative path ("." for base)."""
+    return _join_under(base.resolve(), relative)
+
+
+def _join_under(root: Path, relative: str) -> tuple[Path, str]:
     parts = _normalise(relative)
-    root = base.resolve()
     try:
         resolved = root.joinpath(*parts).resolve()
     except (OSError, RuntimeError) as exc:  # Python 3.11 reports a symlink loop as RuntimeError
@@ -145,16 +149,20 @@ class FileContent:
         return self.file_text().render()
 
 
-def read_skill_file(skill_dir: Path, relative: str, *, max_chars: int = 24_000) -> FileContent:
+def read_skill_file(
+    skill_dir: Path, relative: str, *, max_chars: int = 24_000, anchored: bool = False
+) -> FileContent:
     """Read a file inside a skill, safely joined, capped, and classified as text or binary.
 
     Text is decoded as UTF-8 (a BOM is dropped, invalid bytes become U+FFFD). At most about
-    ``4 * max_chars`` bytes are read, so a huge file costs no more than a small one.
+    ``4 * max_chars`` bytes are read, so a huge file costs no more than a small one. The file
+    is opened with :func:`open_skill_file` (race-free, never blocks, regular files only).
 
     Args:
         skill_dir: The skill directory.
         relative: The path as the model sent it.
         max_chars: Characters of text to keep; the rest is cut and the cut is marked.
+        anchored: ``skill_dir`` is a skill's canonical folder; see :func:`open_skill_file`.
 
     Raises:
         FileAccessError: ``reason="refused"`` for a path :func:`safe_join` refuses,
@@ -163,10 +171,15 @@ def read_skill_file(skill_dir: Path, relative: str, *, max_chars: int = 24_000) 
     """
     if max_chars < 1:
         raise UsageError(f"max_chars must be at least 1, got {max_chars}")
-    path, shown = _join(skill_dir, relative)
+    fd, path, shown = open_skill_file(skill_dir, relative, anchored=anchored)
     # Enough bytes for max_chars + 1 characters after a BOM, so "more text follows" is certain.
     limit = max(4 * (max_chars + 1) + 3, _SNIFF_BYTES)
-    data, size, complete = _read_head(path, shown, limit=limit)
+    try:
+        data, size, complete = _read_head(fd, limit=limit)
+    except OSError as exc:
+        raise FileAccessError(
+            f"{_clip(shown)!r} cannot be read: {exc.strerror or exc}.", reason="unreadable"
+        ) from exc
     mime, binary = _classify(path.name, data)
     if binary:
         return FileContent(path, shown, size, mime, binary=True, text=None, truncated=False)
@@ -179,34 +192,72 @@ def read_skill_file(skill_dir: Path, relative: str, *, max_chars: int = 24_000) 
     return FileContent(path, shown, size, mime, False, text[:max_chars], cut, total)
 
 
-def _read_head(path: Path, shown: str, *, limit: int) -> tuple[bytes, int, bool]:
-    """Return up to ``limit`` bytes, the file size, and whether that was the whole file."""
-    shown = _clip(shown)
-    is_directory = FileAccessError(f"{shown!r} is a directory, not a file.", reason="missing")
-    # O_NONBLOCK: a FIFO left in a skill must not hang the harness on open.
-    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0)
+def open_skill_file(
+    skill_dir: Path, relative: str, *, anchored: bool = False
+) -> tuple[int, Path, str]:
+    """Open a file of a skill for reading, race-free; the one way a model's path is opened.
+
+    The path is joined with :func:`safe_join`'s rules (in-skill symbolic links lead to their
+    target), then opened with :func:`~skillshelf.skills.walk.open_beneath` relative to the
+    skill folder's descriptor, following no link: a file or folder swapped for a link
+    between the check and the open is refused, never followed. FIFOs and devices are refused
+    without blocking.
+
+    Args:
+        skill_dir: The skill folder.
+        relative: The path as the model sent it.
+        anchored: ``skill_dir`` is the skill's canonical folder (``Skill.path``, links
+            resolved at discovery): it is then not followed either, so the skill folder
+            itself swapped for a link is refused too. Otherwise it may be a link.
+
+    Returns:
+        ``(fd, path, shown)``: an open descriptor of a regular file (the caller closes it),
+        its resolved path, and the normalised relative path as the model sent it.
+
+    Raises:
+        FileAccessError: ``reason="refused"`` for a refused path or a link swapped in,
+            ``"missing"`` for a missing file or a directory, ``"unreadable"`` for anything
+            that is not a regular file or that the operating system denies.
+    """
+    root = Path(os.path.abspath(skill_dir)) if anchored else skill_dir.resolve()
+    path, shown = _join_under(root, relative)
+    clipped = _clip(shown)
+    inside = path.relative_to(root).as_posix()
     try:
-        fd = os.open(path, flags)
-        with os.fdopen(fd, "rb") as handle:
-            info = os.fstat(fd)
-            if stat.S_ISDIR(info.st_mode):
-                raise is_directory
-            if not stat.S_ISREG(info.st_mode):
-                raise FileAccessError(f"{shown!r} is not a regular file.", reason="unreadable")
-            data = handle.read(limit)
-            complete = not handle.read(1)
+        return open_beneath(str(root), inside, follow_root=not anchored), path, shown
     except IsADirectoryError as exc:
-        raise is_directory from exc
-    except (FileNotFoundError, NotADirectoryError) as exc:
-        raise FileAccessError(
-            f"No file {shown!r} in this skill; check the path against the skill's file list.",
-            reason="missing",
-        ) from exc
+        raise FileAccessError(f"{clipped!r} is a directory, not a file.", reason="missing") from exc
     except OSError as exc:
+        if exc.errno == errno.ENOENT or (exc.errno == errno.ENOTDIR and not _link_in(root, inside)):
+            raise FileAccessError(
+                f"No file {clipped!r} in this skill; check the path against the skill's file list.",
+                reason="missing",
+            ) from exc
+        if exc.errno in (errno.ELOOP, errno.ENOTDIR):
+            # Checked a moment ago: something in the path became a link (or a file) since.
+            raise _refused(relative, "it changed into a symbolic link while being read") from exc
+        if exc.errno == errno.EINVAL:
+            raise FileAccessError(
+                f"{clipped!r} is not a regular file ({exc.strerror}).", reason="unreadable"
+            ) from exc
         raise FileAccessError(
-            f"{shown!r} cannot be read: {exc.strerror or exc}.", reason="unreadable"
+            f"{clipped!r} cannot be read: {exc.strerror or exc}.", reason="unreadable"
         ) from exc
-    return data, max(info.st_size, len(data)), complete
+
+
+def _link_in(root: Path, inside: str) -> bool:
+    """Whether a folder on the way to ``inside`` is a link now (only chooses a message)."""
+    parts = inside.split("/")[:-1]
+    return any(root.joinpath(*parts[: i + 1]).is_symlink() for i in range(len(parts)))
+
+
+def _read_head(fd: int, *, limit: int) -> tuple[bytes, int, bool]:
+    """Return up to ``limit`` bytes, the file size, and whether that was the whole file."""
+    with os.fdopen(fd, "rb") as handle:
+        size = os.fstat(fd).st_size
+        data = handle.read(limit)
+        complete = not handle.read(1)
+    return data, max(size, len(data)), complete
 
 
 def _classify(name: str, head: bytes) -> tuple[str, bool]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import os
 from dataclasses import dataclass, fields
 from pathlib import Path
@@ -17,6 +18,7 @@ from skillshelf.core.frontmatter import (
 from skillshelf.core.manifest import Manifest, build_manifest
 from skillshelf.core.verdict import is_valid
 from skillshelf.errors import SkillshelfError
+from skillshelf.skills.walk import open_beneath, resolve_inside
 
 __all__ = [
     "MAX_SKILL_MD_BYTES",
@@ -205,6 +207,37 @@ class ParsedSkillMd:
     valid: bool = False
 
 
+def open_skill_md(path: Path | str) -> int:
+    """Open a SKILL.md the way every face reads it: the bytes served are the bytes pinned.
+
+    Opened relative to its folder with :func:`~skillshelf.skills.walk.open_beneath` (no link
+    followed, never blocks, regular files only). A SKILL.md that is a symbolic link is read
+    only when it leads to a file inside the skill folder — that target is a walked file, so
+    the lockfile pins and the scanner reads exactly these bytes; one leading outside is
+    refused, since nothing would pin what it says.
+
+    Raises:
+        OSError: It is missing, not a regular file (``EINVAL``, e.g. a FIFO), a folder, or a
+            link leading outside the skill (``ELOOP``).
+    """
+    directory, name = os.path.split(os.path.abspath(os.fspath(path)))
+    try:
+        return open_beneath(directory, name)
+    except OSError as exc:
+        if exc.errno != errno.ELOOP:
+            raise
+    real = os.path.realpath(directory)
+    target, kind = resolve_inside(os.path.join(real, name), real)
+    if target is None or kind != "file":
+        raise OSError(
+            errno.ELOOP,
+            f"{name} is a symbolic link leading outside its skill folder (not read: the "
+            "lockfile and scanner could not cover it)",
+            os.fspath(path),
+        )
+    return open_beneath(real, target)
+
+
 def read_skill_md(path: Path | str, *, full: bool) -> tuple[bytes, int, int]:
     """Read a SKILL.md's bytes: all of them, or a prefix cut at a line end.
 
@@ -215,7 +248,7 @@ def read_skill_md(path: Path | str, *, full: bool) -> tuple[bytes, int, int]:
         OSError: The file cannot be opened or read.
         FrontmatterError: ``file.too_large`` when it is over :data:`MAX_SKILL_MD_BYTES`.
     """
-    fd = os.open(path, os.O_RDONLY)
+    fd = open_skill_md(path)
     try:
         st = os.fstat(fd)
         if st.st_size > MAX_SKILL_MD_BYTES:

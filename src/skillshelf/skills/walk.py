@@ -12,8 +12,12 @@ Policy:
   is drift, is scanned, and would be staged. A face may *display* fewer entries (the document
   list shows documents), but only as a filter over this walk, never as a walk of its own.
 * **Regular files** (kind ``file``) are the only entries whose bytes are ever read, always
-  through :func:`read_chunks` (``O_NOFOLLOW | O_NONBLOCK``, checked to be a regular file after
-  opening, read in :data:`CHUNK`-byte pieces, never whole).
+  through :func:`open_beneath` (via :func:`read_chunks`): opened relative to the skill
+  folder's descriptor one component at a time with ``O_NOFOLLOW`` (``O_DIRECTORY`` for
+  folders) and ``O_NONBLOCK``, and checked to be a regular file *after* opening, so a file or
+  folder swapped for a link or a FIFO between the walk and the read is refused, never
+  followed; read in :data:`CHUNK`-byte pieces, never whole. Every reader of skill bytes —
+  ``read_skill_file``, SKILL.md, MCP resources, digests, the scanner, staging — opens here.
 * **Symbolic links** (kind ``symlink``) are never followed by the walk. Each is reported with its
   link text; one that resolves inside the skill also carries the target's relative path and
   kind (``file`` or ``dir``). Faces treat them alike: locked and digested by link text, served
@@ -23,10 +27,11 @@ Policy:
 * **Everything else** — FIFOs, sockets, devices (kinds ``fifo``, ``socket``, ``device``) — is
   reported and never opened, so nothing can block or read a device. They count in the digest
   (adding one is drift), are never staged or served, and the scanner reports them.
-* **Bounded**: at most :data:`MAX_ENTRIES` entries, :data:`MAX_DEPTH` folder levels and
-  :data:`MAX_TOTAL_BYTES` bytes of regular files. Past a cap the walk stops and says why in
-  :attr:`SkillWalk.capped`; a capped skill cannot be verified, scanned whole or staged, and
-  those faces refuse it with that reason.
+* **Bounded**: at most :data:`MAX_ENTRIES` entries, :data:`MAX_DEPTH` folder levels,
+  :data:`MAX_FILE_BYTES` bytes in one file and :data:`MAX_TOTAL_BYTES` bytes of regular files
+  (sizes from ``lstat``: a 5 GB sparse file costs one system call). Past a cap the walk
+  stops and says why in :attr:`SkillWalk.capped`; a capped skill cannot be verified, scanned
+  whole or staged, and those faces refuse it with that reason.
 
 The digest (:func:`digest_walk`) is stable across machines: SHA-256 over the entries in sorted
 path order (UTF-8 bytes), each line its ``/``-separated relative path, a NUL, its digest
@@ -36,6 +41,7 @@ and a newline. Directories carry no content of their own.
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import os
 import stat
@@ -48,6 +54,7 @@ __all__ = [
     "CHUNK",
     "MAX_DEPTH",
     "MAX_ENTRIES",
+    "MAX_FILE_BYTES",
     "MAX_TOTAL_BYTES",
     "Entry",
     "EntryKind",
@@ -57,7 +64,9 @@ __all__ = [
     "digest_skill",
     "digest_walk",
     "entry_digest",
+    "open_beneath",
     "read_chunks",
+    "resolve_inside",
     "walk_skill",
 ]
 
@@ -70,8 +79,18 @@ MAX_ENTRIES: Final = 10_000
 MAX_DEPTH: Final = 32
 # Beyond 1 GiB of file bytes nothing is hashed or copied (a 5 GB sparse file costs one lstat).
 MAX_TOTAL_BYTES: Final = 1 << 30
+# One file bigger than this is not hashed, scanned, staged or served: it matches the sandbox's
+# file-size limit, so no script could have written it, and it bounds the time of one read.
+MAX_FILE_BYTES: Final = 256 << 20
 # Files are hashed, scanned and copied in pieces this big, never read whole.
 CHUNK: Final = 1 << 16
+_DIR_FLAGS: Final = (
+    os.O_RDONLY
+    | getattr(os, "O_DIRECTORY", 0)
+    | getattr(os, "O_NOFOLLOW", 0)
+    | getattr(os, "O_CLOEXEC", 0)
+)
+_ROOT_FLAGS: Final = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_CLOEXEC", 0)
 _OPEN_FLAGS: Final = (
     os.O_RDONLY
     | getattr(os, "O_NOFOLLOW", 0)
@@ -94,6 +113,8 @@ class Entry:
         target: For a symbolic link resolving inside the skill: the target's relative path
             (``""`` for the skill folder itself); None when it leads outside or nowhere.
         target_kind: ``"file"`` or ``"dir"`` for such a link; None otherwise.
+        nlink: Hard links to a regular file (more than 1: the same bytes have another name,
+            possibly outside the skill).
     """
 
     path: str
@@ -103,6 +124,7 @@ class Entry:
     link: str | None = None
     target: str | None = None
     target_kind: Literal["file", "dir"] | None = None
+    nlink: int = 1
 
     @property
     def servable_file(self) -> bool:
@@ -139,9 +161,10 @@ class SkillWalk:
         """Regular files and links to regular files inside the skill."""
         return tuple(e for e in self.entries if e.servable_file)
 
-    def fingerprint(self) -> tuple[tuple[str, str, int, int, str | None], ...]:
-        """Cheap identity of the content (paths, kinds, sizes, times, link texts)."""
-        return tuple((e.path, e.kind, e.size, e.mtime_ns, e.link) for e in self.entries)
+    def fingerprint(self) -> tuple[tuple[str, str, int, int, str | None, int], ...]:
+        """Cheap identity of the content (paths, kinds, sizes, times, link texts, link counts:
+        a hard link made to a file changes no time of it, only its count)."""
+        return tuple((e.path, e.kind, e.size, e.mtime_ns, e.link, e.nlink) for e in self.entries)
 
     def full_path(self, relative: str) -> str:
         """The on-disk path of ``relative`` (a path from this walk)."""
@@ -171,7 +194,7 @@ def walk_skill(directory: str | os.PathLike[str]) -> SkillWalk:
         for child in children:
             entry = _describe(child, prefix + child.name, real)
             total += entry.size if entry.kind == "file" else 0
-            capped = _over_caps(len(found) + 1, total)
+            capped = _over_caps(len(found) + 1, total, entry)
             if capped is not None:
                 break  # the entry over a cap is not kept: a capped walk holds MAX_ENTRIES
             found.append(entry)
@@ -207,11 +230,16 @@ def _dedupe(found: list[Entry]) -> list[Entry]:
     return [e for e in found if not (e.kind == "dir" and e.path in unreadable)]
 
 
-def _over_caps(count: int, total: int) -> str | None:
+def _over_caps(count: int, total: int, entry: Entry) -> str | None:
     if count > MAX_ENTRIES:
         return f"more than {MAX_ENTRIES:,} files and folders"
+    if entry.kind == "file" and entry.size > MAX_FILE_BYTES:
+        return (
+            f"a file over the per-file limit of {MAX_FILE_BYTES:,} bytes "
+            f"({entry.path!r}: {entry.size:,} bytes)"
+        )
     if total > MAX_TOTAL_BYTES:
-        return f"more than {MAX_TOTAL_BYTES:,} bytes of files"
+        return f"more than {MAX_TOTAL_BYTES:,} bytes of files (reached at {entry.path!r})"
     return None
 
 
@@ -240,13 +268,14 @@ def _describe(child: os.DirEntry[str], relative: str, root: _RealRoot) -> Entry:
         return Entry(relative, "unreadable", 0, 0)
     kind = _kind(info.st_mode)
     if kind != "symlink":
-        size = info.st_size if kind == "file" else 0
-        return Entry(relative, kind, size, info.st_mtime_ns)
+        if kind != "file":
+            return Entry(relative, kind, 0, info.st_mtime_ns)
+        return Entry(relative, kind, info.st_size, info.st_mtime_ns, nlink=info.st_nlink)
     try:
         text = os.readlink(child.path)
     except OSError:
         return Entry(relative, "unreadable", 0, 0)
-    target, target_kind = _resolve_inside(child.path, root.get())
+    target, target_kind = resolve_inside(child.path, root.get())
     return Entry(relative, "symlink", info.st_size, info.st_mtime_ns, text, target, target_kind)
 
 
@@ -264,8 +293,13 @@ def _kind(mode: int) -> EntryKind:
     return "device"
 
 
-def _resolve_inside(path: str, root: str) -> tuple[str | None, Literal["file", "dir"] | None]:
-    """Where a link leads, when that is a file or folder inside ``root`` (links resolved)."""
+def resolve_inside(path: str, root: str) -> tuple[str | None, Literal["file", "dir"] | None]:
+    """Where ``path`` leads, when that is a file or folder inside ``root`` (links resolved).
+
+    ``root`` must have its own links resolved. Returns the target's relative path (``""`` for
+    ``root`` itself) and kind, or ``(None, None)`` when it leads outside or nowhere. Only a
+    decision about names: open what it returns with :func:`open_beneath`.
+    """
     real = os.path.realpath(path)
     if real != root and not real.startswith(root.rstrip(os.sep) + os.sep):
         return None, None
@@ -281,20 +315,66 @@ def _resolve_inside(path: str, root: str) -> tuple[str | None, Literal["file", "
     return None, None
 
 
-def read_chunks(path: str, *, limit: int | None = None) -> Iterator[bytes]:
-    """The bytes of the regular file at ``path``, in :data:`CHUNK`-byte pieces.
+def open_beneath(root: str, relative: str, *, follow_root: bool = True) -> int:
+    """Open the regular file ``relative`` below the folder ``root`` without following any link.
 
-    Never follows a symbolic link in the last component and never blocks on a FIFO swapped in
-    after the walk; stops after ``limit`` bytes when given.
+    ``root`` is opened as a folder — through a link in its last component only when
+    ``follow_root`` (pass False for a skill's canonical folder, so that even the folder
+    swapped for a link is refused); then each component of ``relative`` is opened relative
+    to its parent's descriptor with ``O_NOFOLLOW`` (``O_DIRECTORY`` for folders), so no
+    link — however fast it is swapped in — is followed, and the opened descriptor, not the
+    path, is checked to be a regular file. The open never blocks (``O_NONBLOCK``; blocking
+    is restored after the check, since a regular file never blocks anyway).
+
+    Returns:
+        A file descriptor the caller must close.
+
+    Raises:
+        OSError: ``ELOOP``/``ENOTDIR`` when a component is (now) a link, ``EISDIR`` for a
+            folder, ``EINVAL`` for a FIFO, socket or device, or what ``open`` reports.
+    """
+    parts = [p for p in relative.split("/") if p not in ("", ".")]
+    if ".." in parts:
+        raise OSError(errno.EINVAL, "'..' is never opened", relative)
+    fd = os.open(root, _ROOT_FLAGS if follow_root else _DIR_FLAGS)
+    try:
+        for part in parts[:-1]:
+            parent, fd = fd, -1
+            try:
+                fd = os.open(part, _DIR_FLAGS, dir_fd=parent)
+            finally:
+                os.close(parent)
+        if not parts:
+            raise IsADirectoryError(errno.EISDIR, "a folder, not a file", relative or ".")
+        folder, fd = fd, -1
+        try:
+            fd = os.open(parts[-1], _OPEN_FLAGS, dir_fd=folder)
+        finally:
+            os.close(folder)
+        mode = os.fstat(fd).st_mode
+        if stat.S_ISDIR(mode):
+            raise IsADirectoryError(errno.EISDIR, "a folder, not a file", relative)
+        if not stat.S_ISREG(mode):
+            raise OSError(errno.EINVAL, f"not a regular file (a {_kind(mode)})", relative)
+        os.set_blocking(fd, True)
+    except BaseException:
+        if fd >= 0:
+            os.close(fd)
+        raise
+    return fd
+
+
+def read_chunks(root: str, relative: str, *, limit: int | None = None) -> Iterator[bytes]:
+    """The bytes of the regular file ``relative`` below ``root``, in :data:`CHUNK`-byte pieces.
+
+    Opened with :func:`open_beneath` (no link followed, never blocks, regular files only);
+    stops after ``limit`` bytes when given.
 
     Raises:
         OSError: It cannot be opened, or it is not a regular file (``EINVAL``).
     """
-    fd = os.open(path, _OPEN_FLAGS)
+    fd = open_beneath(root, relative)
     with os.fdopen(fd, "rb", buffering=0) as handle:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            raise OSError(22, "not a regular file", path)
-        os.set_blocking(fd, True)
         left = limit
         while left is None or left > 0:
             chunk = handle.read(CHUNK if left is None else min(CHUNK, left))
@@ -327,7 +407,7 @@ def entry_digest(
     if entry.kind == "file":
         hasher = hashlib.sha256()
         try:
-            for chunk in read_chunks(walk.full_path(entry.path)):
+            for chunk in read_chunks(walk.root, entry.path):
                 hasher.update(chunk)
                 if sink is not None:
                     sink(chunk)

@@ -4,8 +4,8 @@ Used by :class:`~skillshelf.repository.Repository` only when a lockfile is confi
 is untrusted (archive and URL roots always are), so plain folder roots never pay for it.
 Each review walks every skill folder once with the one walker (:mod:`skillshelf.skills.walk`);
 digests and scans are cached per skill folder by that walk's fingerprint (paths, kinds, sizes,
-modification times, link texts), so a refresh re-reads only skills that changed, and the
-digest and the scan see exactly the walked file set.
+modification times, link texts, hard-link counts), so a refresh re-reads only skills that
+changed, and the digest and the scan see exactly the walked file set.
 """
 
 from __future__ import annotations
@@ -23,7 +23,8 @@ from skillshelf.trust.scanner import Finding, ScanPolicy, scan_walk
 
 __all__ = ["Review", "TrustGate"]
 
-_Fingerprint = tuple[tuple[str, str, int, int, str | None], ...]
+_Fingerprint = tuple[tuple[str, str, int, int, str | None, int], ...]
+_ALWAYS_HELD = frozenset({"scan.hard_link"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -99,8 +100,10 @@ class TrustGate:
             problems: list[Diagnostic] = []
             notes: list[Diagnostic] = []
             if skill.root in self.untrusted:
-                blocking = self.policy.action == "block"
                 for finding in self._scan(skill.directory, walk):
+                    # A hard link from an untrusted source is never served, whatever the
+                    # policy: the bytes may be any file of this machine.
+                    blocking = self.policy.action == "block" or finding.code in _ALWAYS_HELD
                     diag = finding.to_diagnostic(skill.directory, quarantined=blocking)
                     (problems if diag.severity == "error" else notes).append(diag)
             if self.lockfile is not None:

@@ -43,6 +43,7 @@ _TEXT_SUFFIXES: Final = frozenset(
     | {"json", "yaml", "yml", "toml", "ini", "cfg", "html", "htm", "xml", "csv", "ps1", "rb"}
     | {"pl", "lua", "sql", "env"}
 )
+_SKILL_MD_NAMES: Final = ("SKILL.md", "skill.md")
 _EXECUTABLE_MAGIC: Final = (b"\x7fELF", b"MZ", b"\xcf\xfa\xed\xfe", b"\xca\xfe\xba\xbe")
 
 
@@ -289,8 +290,9 @@ def scan_walk(walk: SkillWalk) -> list[Finding]:
     """Scan the files of one walk of a skill folder (the file set the lockfile digests).
 
     Regular files are read (their first bytes, in chunks); FIFOs and devices are reported and
-    never opened; a walk cut short by the walker's caps blocks, since what it did not see
-    could be served or staged.
+    never opened; a regular file with more than one hard link blocks (``scan.hard_link``); a
+    walk cut short by the walker's caps blocks, since what it did not see could be served or
+    staged.
     """
     findings: list[Finding] = []
     if walk.capped is not None:
@@ -301,17 +303,34 @@ def scan_walk(walk: SkillWalk) -> list[Finding]:
             message = f"A {entry.kind}, not a file: never opened, served or staged"
             findings.append(Finding("scan.special_file", "warn", message, entry.path))
         elif entry.kind == "file":
+            if entry.nlink > 1:
+                findings.append(_hard_link(entry))
             findings.extend(_scan_file(walk, entry))
+        elif entry.path in _SKILL_MD_NAMES and entry.target_kind == "file" and entry.target:
+            # A linked SKILL.md is served as its target: scan those bytes as the SKILL.md,
+            # whatever the target is named.
+            findings.extend(_scan_file(walk, entry, read=entry.target))
     return findings
 
 
-def _scan_file(walk: SkillWalk, entry: Entry) -> list[Finding]:
+def _hard_link(entry: Entry) -> Finding:
+    # Extraction of archives and URLs writes fresh files (one name each), so another name
+    # means the file was planted: its bytes may be a file outside the skill, and every
+    # reader would serve them.
+    message = (
+        f"Hard link ({entry.nlink} names): the same bytes have a name elsewhere, possibly "
+        "outside the skill; not served from an untrusted root"
+    )
+    return Finding("scan.hard_link", "block", message, entry.path)
+
+
+def _scan_file(walk: SkillWalk, entry: Entry, *, read: str | None = None) -> list[Finding]:
     if entry.path.endswith(".pyc"):
         # Python runs a matching .pyc instead of the reviewed source next to it.
         message = "Compiled Python bytecode: it runs instead of the source a reviewer reads"
         return [Finding("scan.bytecode", "block", message, entry.path)]
     try:
-        data = b"".join(read_chunks(walk.full_path(entry.path), limit=_READ_BYTES))
+        data = b"".join(read_chunks(walk.root, read or entry.path, limit=_READ_BYTES))
     except OSError:
         return []  # vanished or swapped since the walk; the digest records it as unreadable
     return scan_bytes(entry.path, data, max(entry.size, len(data)))

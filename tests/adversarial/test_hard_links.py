@@ -1,0 +1,118 @@
+"""A hard link in a skill to a file outside it.
+
+Untrusted sources (a folder root the trust gate scans; archives and URLs) never serve it: the
+scanner blocks ``scan.hard_link`` and the gate holds the skill back whatever the scan policy,
+keeping its name in every listing. Extraction writes fresh files, so an archive's own hard
+link members load (one name each). Trusted folder roots serve it, as they serve any file the
+owner put there, and ``skillshelf scan`` reports it (exit 1) for a CI gate.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tarfile
+from pathlib import Path
+
+import pytest
+
+from reads_helpers import cli
+from skillshelf.repository import Repository
+from skillshelf.skills.paths import read_skill_file
+from skillshelf.testing import make_skill
+from skillshelf.tools.skill_tools import SkillTools
+from skillshelf.trust.scanner import ScanPolicy
+from trust_helpers import make_tar, skill_md, tar_file, tar_special
+
+SECRET = "machine secret: do not serve"
+
+
+@pytest.fixture
+def root(tmp_path: Path) -> Path:
+    skills = tmp_path / "skills"
+    linked = make_skill(skills, "linked", files={"docs/readme.md": "hello"})
+    secret = tmp_path / "secret.txt"
+    secret.write_text(SECRET)
+    os.link(secret, linked / "docs" / "notes.md")
+    make_skill(skills, "clean")
+    return skills
+
+
+@pytest.mark.parametrize("action", ["block", "warn"])
+def test_untrusted_root_holds_a_skill_with_a_hard_link(root: Path, action: str) -> None:
+    policy = ScanPolicy(action=action, untrusted_roots=(str(root),))  # type: ignore[arg-type]
+    repo = Repository([root], cache_dir=False, scan_policy=policy)
+    assert repo.names() == ["clean"]
+    [held] = repo.skipped
+    assert (held.name, held.held) == ("linked", True)
+    [diag] = [d for d in held.diagnostics if d.code == "scan.hard_link"]
+    assert diag.severity == "error" and diag.path is not None
+    assert diag.path.endswith("docs/notes.md")
+    tools = SkillTools(repo)
+    result = tools.call("skill_read_file", {"skill": "linked", "path": "docs/notes.md"})
+    assert result.status == "recoverable" and SECRET not in result.content
+
+
+def test_untrusted_root_does_not_serve_it_over_mcp(root: Path) -> None:
+    pytest.importorskip("mcp", reason="the mcp extra is not installed")
+    import anyio
+    from mcp import Client
+    from mcp.shared.exceptions import MCPError
+
+    from skillshelf.mcpserver import SkillServer
+
+    policy = ScanPolicy(untrusted_roots=(str(root),))
+    server = SkillServer(Repository([root], cache_dir=False, scan_policy=policy))
+
+    async def check() -> None:
+        async with Client(server.server) as client:
+            uris = {str(r.uri) for r in (await client.list_resources()).resources}
+            assert not any(u.startswith("skill://linked/") for u in uris)
+            with pytest.raises(MCPError):
+                await client.read_resource("skill://linked/docs/notes.md")
+
+    anyio.run(check)
+
+
+def test_trusted_root_serves_it_and_scan_reports_it(root: Path) -> None:
+    repo = Repository([root], cache_dir=False)
+    assert repo.names() == ["clean", "linked"]
+    assert read_skill_file(root / "linked", "docs/notes.md").text == SECRET
+    scanned = cli("scan", "--root", root, "--no-cache")
+    assert scanned.returncode == 1
+    assert "scan.hard_link" in scanned.stdout and "docs/notes.md" in scanned.stdout
+
+
+def test_archive_hard_link_members_are_fresh_files_and_load(tmp_path: Path) -> None:
+    archive = tmp_path / "skills.tar.gz"
+    archive.write_bytes(
+        make_tar(
+            [
+                tar_file("demo/SKILL.md", skill_md("demo")),
+                tar_file("demo/docs/a.md", b"shared"),
+                tar_special("demo/docs/b.md", tarfile.LNKTYPE, link="demo/docs/a.md"),
+            ]
+        )
+    )
+    cache = tmp_path / "cache"
+    repo = Repository([archive], cache_dir=cache)
+    assert repo.names() == ["demo"]
+    assert read_skill_file(repo.get("demo").path, "docs/b.md").text == "shared"
+    assert os.stat(repo.get("demo").path / "docs" / "b.md").st_nlink == 1
+    listed = cli("list", "--root", archive, "--json", cache=cache)
+    assert [r["name"] for r in json.loads(listed.stdout)] == ["demo"]
+    assert cli("scan", "--root", archive, cache=cache).returncode == 0
+
+
+def test_a_hard_link_made_after_the_first_scan_is_caught_on_refresh(
+    root: Path, tmp_path: Path
+) -> None:
+    os.unlink(root / "linked" / "docs" / "notes.md")
+    policy = ScanPolicy(untrusted_roots=(str(root),))
+    repo = Repository([root], cache_dir=False, scan_policy=policy)
+    assert repo.names() == ["clean", "linked"]
+    # A second name for an existing file changes none of its times, only its link count.
+    os.link(root / "linked" / "docs" / "readme.md", tmp_path / "elsewhere.md")
+    repo.refresh()
+    assert repo.names() == ["clean"]
+    assert [(s.name, s.held) for s in repo.skipped] == [("linked", True)]
