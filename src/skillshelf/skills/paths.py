@@ -10,7 +10,7 @@ import codecs
 import errno
 import os
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 
 # The tree and text values are pure, so they live in the core (which renders them); they are
@@ -107,46 +107,20 @@ def _clip(relative: str) -> str:
 
 
 @dataclass(frozen=True, slots=True)
-class FileContent:
-    """A file read from a skill, ready to show a model through :meth:`render`.
+class FileContent(FileText):
+    """A file read from a skill, ready to show a model through :meth:`render`: a
+    :class:`~skillshelf.core.files.FileText` (relative path, size, MIME type, text or binary,
+    cut marker) plus where it was read from.
 
     Attributes:
         path: Absolute path of the file (symbolic links resolved).
-        relative: Normalised POSIX path relative to the skill directory.
-        size: Size in bytes.
-        mime: MIME type, guessed from the name, else ``text/plain`` or
-            ``application/octet-stream``.
-        binary: True when the content is not shown.
-        text: The decoded text, cut to the character limit; None for binary files.
-        truncated: True when ``text`` is only the beginning of the file.
-        total_chars: Characters in the whole file when known; None for binary files and for
-            text files too large to decode whole (then the marker reports bytes).
     """
 
-    path: Path
-    relative: str
-    size: int
-    mime: str
-    binary: bool
-    text: str | None
-    truncated: bool
-    total_chars: int | None = None
+    path: Path = field(kw_only=True)
 
     def file_text(self) -> FileText:
         """The pure value the renderers take: everything but the absolute path."""
-        return FileText(
-            self.relative,
-            self.size,
-            self.mime,
-            self.binary,
-            self.text,
-            self.truncated,
-            self.total_chars,
-        )
-
-    def render(self) -> str:
-        """Return what a model should see: the text with a visible cut marker, or a description."""
-        return self.file_text().render()
+        return FileText(**{f.name: getattr(self, f.name) for f in fields(FileText)})
 
 
 def read_skill_file(
@@ -182,14 +156,14 @@ def read_skill_file(
         ) from exc
     mime, binary = _classify(path.name, data)
     if binary:
-        return FileContent(path, shown, size, mime, binary=True, text=None, truncated=False)
+        return FileContent(shown, size, mime, binary=True, text=None, truncated=False, path=path)
     # final=False while the file goes on: a character cut at the read limit is dropped, not
     # turned into a spurious U+FFFD.
     decoder = codecs.getincrementaldecoder("utf-8-sig")(errors="replace")
     text = decoder.decode(data, final=complete)
     total = len(text) if complete else None
     cut = len(text) > max_chars
-    return FileContent(path, shown, size, mime, False, text[:max_chars], cut, total)
+    return FileContent(shown, size, mime, False, text[:max_chars], cut, total, path=path)
 
 
 def open_skill_file(
