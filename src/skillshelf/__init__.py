@@ -9,9 +9,9 @@ imported lazily so that ``import skillshelf`` stays cheap (YAML and the rest loa
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Final
 
+from skillshelf._lazy import lazy_attributes
 from skillshelf._version import __version__
 
 __all__ = [  # noqa: RUF022 - grouped by topic, not sorted
@@ -154,13 +154,7 @@ if TYPE_CHECKING:
     from skillshelf.trust.scanner import ScanPolicy
 
 
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module 'skillshelf' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
+__getattr__ = lazy_attributes("skillshelf", _LAZY, globals())
 
 
 def __dir__() -> list[str]:

@@ -6,8 +6,9 @@ report drives.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Final
+
+from skillshelf._lazy import lazy_attributes
 
 __all__ = ["CacheReport", "TokenCounter", "TokenReport", "cache_report", "get_counter"]
 
@@ -25,13 +26,7 @@ if TYPE_CHECKING:
     from skillshelf.reports.tokens import TokenCounter, get_counter
 
 
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module 'skillshelf.reports' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
+__getattr__ = lazy_attributes("skillshelf.reports", _LAZY, globals())
 
 
 def __dir__() -> list[str]:

@@ -15,10 +15,10 @@ the documents mean; session state builds on top of them.
 
 from __future__ import annotations
 
-import importlib
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from skillshelf._lazy import lazy_attributes
 from skillshelf.errors import ConfigError
 from skillshelf.stores.base import Doc, SessionStore, StoreConflictError, StoreError, Updater
 
@@ -90,7 +90,4 @@ def _sqlite_path(url: str) -> Path:
     return Path(rest).expanduser()
 
 
-def __getattr__(name: str) -> Any:
-    if name in _LAZY:
-        return getattr(importlib.import_module(_LAZY[name]), name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+__getattr__ = lazy_attributes("skillshelf.stores", _LAZY, globals())

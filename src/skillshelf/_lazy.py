@@ -1,0 +1,25 @@
+"""Lazy package attributes: a package names where each public name lives and imports that
+module on first use, so importing the package stays cheap."""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable, Mapping
+from typing import Any
+
+
+def lazy_attributes(
+    package: str, names: Mapping[str, str], namespace: dict[str, Any]
+) -> Callable[[str], Any]:
+    """A module ``__getattr__`` that imports ``names[name]`` and caches the value in
+    ``namespace`` (the package's ``globals()``)."""
+
+    def __getattr__(name: str) -> Any:
+        module = names.get(name)
+        if module is None:
+            raise AttributeError(f"module {package!r} has no attribute {name!r}")
+        value = getattr(importlib.import_module(module), name)
+        namespace[name] = value
+        return value
+
+    return __getattr__
