@@ -20,7 +20,7 @@ from typing import Final
 from urllib.parse import quote, unquote
 
 from skillshelf.core.mime import OCTET_STREAM, SNIFF_BYTES, guess_mime
-from skillshelf.errors import FileAccessError, SkillshelfError
+from skillshelf.errors import FileAccessError, SkillshelfError, clip
 from skillshelf.skills.paths import safe_join
 from skillshelf.skills.skill import Skill
 from skillshelf.skills.walk import Entry, SkillWalk, read_chunks, walk_skill
@@ -118,20 +118,16 @@ def parse_uri(uri: str) -> SkillUri:
             decoded segment holding a separator or NUL.
     """
     if not uri.startswith(SCHEME):
-        raise UriError(f"Not a skill:// URI: {_clip(uri)}")
+        raise UriError(f"Not a skill:// URI: {clip(uri)}")
     rest = uri[len(SCHEME) :]
     if "?" in rest or "#" in rest:
-        raise UriError(f"skill:// URIs take no query or fragment: {_clip(uri)}")
+        raise UriError(f"skill:// URIs take no query or fragment: {clip(uri)}")
     raw = rest[:-1].split("/") if rest.endswith("/") else rest.split("/")
     parts = [unquote(p) for p in raw]
     for part in parts:
         if part in ("", ".", "..") or any(c in part for c in "/\\\x00"):
-            raise UriError(f"No resource is served at {_clip(uri)}")
+            raise UriError(f"No resource is served at {clip(uri)}")
     return SkillUri(parts[0], "/".join(parts[1:]))
-
-
-def _clip(uri: str) -> str:
-    return uri if len(uri) <= 200 else uri[:200] + "…"
 
 
 def file_mime(path: str, name: str) -> str:
@@ -259,7 +255,7 @@ def directory_children(skill: Skill, relative: str) -> list[Child]:
     path = resolve(skill, relative)
     if not path.is_dir():
         what = "does not exist" if not path.exists() else "is not a directory resource"
-        raise UriError(f"{file_uri(skill.name, relative)} {what}")
+        raise UriError(f"{clip(file_uri(skill.name, relative))} {what}")
     walk = walk_skill(skill.directory)
     real = os.path.relpath(path, os.path.realpath(walk.root)).replace(os.sep, "/")
     parent = "" if real == "." else real + "/"
@@ -296,11 +292,11 @@ def read_bytes(skill: Skill, relative: str) -> bytes:
     try:
         info = path.stat()
     except OSError:
-        raise UriError(f"No resource is served at {file_uri(skill.name, relative)}") from None
+        raise UriError(f"No resource is served at {clip(file_uri(skill.name, relative))}") from None
     if not stat.S_ISREG(info.st_mode):
-        raise UriError(f"{file_uri(skill.name, relative)} is not a file")
+        raise UriError(f"{clip(file_uri(skill.name, relative))} is not a file")
     if info.st_size > MAX_TOTAL_BYTES:
         raise UriError(
-            f"{file_uri(skill.name, relative)} is over the {MAX_TOTAL_BYTES:,}-byte limit"
+            f"{clip(file_uri(skill.name, relative))} is over the {MAX_TOTAL_BYTES:,}-byte limit"
         )
     return b"".join(read_chunks(str(path), limit=MAX_TOTAL_BYTES))

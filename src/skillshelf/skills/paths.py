@@ -17,7 +17,7 @@ from pathlib import Path
 # re-exported here beside the functions that produce them.
 from skillshelf.core.files import FileText, FileTree, TreeEntry, human_size, tree_order
 from skillshelf.core.mime import SNIFF_BYTES, guess_mime, is_binary
-from skillshelf.errors import FileAccessError, UsageError
+from skillshelf.errors import FileAccessError, UsageError, clip
 from skillshelf.skills.walk import Entry, SkillWalk, walk_skill
 
 __all__ = [
@@ -95,11 +95,9 @@ def _normalise(relative: str) -> tuple[str, ...]:
 
 
 def _refused(relative: str, why: str) -> FileAccessError:
-    return FileAccessError(f"Refused path {_clip(relative)!r}: {why}. {_HINT}", reason="refused")
-
-
-def _clip(relative: str) -> str:
-    return relative[:_SHOWN_PATH_CHARS] + ("…" if len(relative) > _SHOWN_PATH_CHARS else "")
+    return FileAccessError(
+        f"Refused path {clip(relative, _SHOWN_PATH_CHARS)!r}: {why}. {_HINT}", reason="refused"
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -181,7 +179,7 @@ def read_skill_file(skill_dir: Path, relative: str, *, max_chars: int = 24_000) 
 
 def _read_head(path: Path, shown: str, *, limit: int) -> tuple[bytes, int, bool]:
     """Return up to ``limit`` bytes, the file size, and whether that was the whole file."""
-    shown = _clip(shown)
+    shown = clip(shown, _SHOWN_PATH_CHARS)
     is_directory = FileAccessError(f"{shown!r} is a directory, not a file.", reason="missing")
     # O_NONBLOCK: a FIFO left in a skill must not hang the harness on open.
     flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0)
