@@ -58,6 +58,7 @@ __all__ = [
     "ToolFailed",
     "ToolRetry",
     "UsageError",
+    "clip",
     "unknown_skill_message",
 ]
 
@@ -126,17 +127,33 @@ class SkillNotFoundError(SkillshelfError):
 
 # A requested name is echoed back; past this many characters it is cut (a real name is <= 64).
 _SHOWN_NAME_CHARS: Final = 80
+# Any other value a message echoes (a URI, a path, a tool or prompt name) is cut past this.
+ECHO_CHARS: Final = 200
+
+
+def clip(value: str, limit: int = ECHO_CHARS, *, quoted: bool = False, prefix: str = "") -> str:
+    """``value`` as an error message may echo it: cut past ``limit`` characters, saying so.
+
+    Every message that repeats what a client or model sent goes through here, so a 50 MB
+    URI or name costs a 50 MB read, not a 50 MB answer (or log line). ``quoted`` shows the
+    (cut) value as a JSON string, so it cannot forge the text around it; ``prefix`` goes
+    before it (inside the quotes) and does not count.
+    """
+    head = prefix + value[:limit]
+    shown = json.dumps(head, ensure_ascii=False) if quoted else head
+    if len(value) <= limit:
+        return shown
+    return f"{shown}{'' if quoted else '…'} (cut, {len(value)} characters)"
 
 
 def unknown_skill_message(name: str, suggestions: Sequence[str], *, prefix: str = "") -> str:
     """The one "unknown skill" sentence every face says (CLI, tools, MCP, slash commands, evals).
 
-    The name is quoted as JSON and clipped, so a hostile or huge name cannot forge text or
-    flood the reader; ``prefix`` is put before each name (``"/"`` for slash commands).
+    The name is quoted as JSON and clipped (:func:`clip`), so a hostile or huge name cannot
+    forge text or flood the reader; ``prefix`` is put before each name (``"/"`` for slash
+    commands).
     """
-    shown = json.dumps(prefix + name[:_SHOWN_NAME_CHARS], ensure_ascii=False)
-    if len(name) > _SHOWN_NAME_CHARS:
-        shown += f" (cut, {len(name)} characters)"
+    shown = clip(name, _SHOWN_NAME_CHARS, quoted=True, prefix=prefix)
     hint = ", ".join(prefix + s for s in suggestions)
     return f"Unknown skill {shown}." + (f" Did you mean: {hint}?" if hint else "")
 

@@ -62,7 +62,8 @@ Run `scripts/summarize.py`; see [columns](references/columns.md).
 
 Skill directory: /srv/skills/csv-insights
 Relative paths in this skill (scripts/, references/, assets/ …) resolve against that \
-directory; use the absolute path in later tool calls.
+directory; use the absolute path in later tool calls (skill_read_file takes it, or the path \
+relative to the directory).
 Note: the body links to files that are not in the skill: references/gone.md
 
 <skill_resources>
@@ -99,7 +100,8 @@ Write the subject in the imperative.
 
 Skill directory: /srv/skills/commit-message
 Relative paths in this skill (scripts/, references/, assets/ …) resolve against that \
-directory; use the absolute path in later tool calls.
+directory; use the absolute path in later tool calls (skill_read_file takes it, or the path \
+relative to the directory).
 
 <skill_resources>
 SKILL.md (96 B)

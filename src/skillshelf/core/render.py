@@ -31,7 +31,14 @@ __all__ = [
 LOADED_CONTEXT_HEADER: Final = "Loaded skill context:"
 _DIRECTORY_HINT: Final = (
     "Relative paths in this skill (scripts/, references/, assets/ …) resolve against that "
-    "directory; use the absolute path in later tool calls."
+    "directory; use the absolute path in later tool calls (skill_read_file takes it, or the "
+    "path relative to the directory)."
+)
+# Over MCP the server's own paths mean nothing to the client (and would disclose its layout).
+_URI_HINT: Final = (
+    "Relative paths in this skill (scripts/, references/, assets/ …) resolve against that "
+    "directory; pass them to skill_read_file as they are (e.g. references/guide.md), or the "
+    "full skill:// URI."
 )
 _OVER_BUDGET: Final = (
     "[not included: the docs budget of this load is used up; read it with skill_read_file]"
@@ -69,7 +76,8 @@ class SkillSnapshot:
 
     Attributes:
         name: The skill's name.
-        directory: The skill directory as the model should use it (absolute).
+        directory: The skill directory as the model should use it: an absolute path, or
+            a ``skill://name/`` URI where the reader is an MCP client.
         body: The SKILL.md body (after any argument substitution).
         tree: The skill's files.
         missing_links: Relative link targets in the body that name no file of the skill,
@@ -93,7 +101,7 @@ def render_skill_load(snapshot: SkillSnapshot) -> str:
         "</skill_content>",
         "",
         f"Skill directory: {_line(snapshot.directory)}",
-        _DIRECTORY_HINT,
+        _URI_HINT if snapshot.directory.startswith("skill://") else _DIRECTORY_HINT,
     ]
     if snapshot.missing_links:
         missing = ", ".join(_line(target) for target in snapshot.missing_links)

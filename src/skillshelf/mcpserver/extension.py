@@ -20,6 +20,7 @@ from mcp.server.extension import Extension, MethodBinding
 from mcp.shared.exceptions import MCPError
 from mcp_types import INTERNAL_ERROR, INVALID_PARAMS, PaginatedRequestParams, RequestParams
 
+from skillshelf.errors import clip
 from skillshelf.mcpserver.files import (
     DIRECTORY_MIME,
     SKILL_MD,
@@ -39,6 +40,7 @@ SKILLS_PAGE: Final = 100  # entries per skills/list page; an entry is never spli
 DIRECTORY_PAGE: Final = 200
 # How long a host may treat a listing as current; list_changed notifications cut it short.
 TTL_MS: Final = 60_000
+MESSAGE_CHARS: Final = 600  # of an error message, whatever it echoes
 
 _T = TypeVar("_T")
 
@@ -84,7 +86,8 @@ async def guarded(fn: Callable[[], _T]) -> _T:
     try:
         return await anyio.to_thread.run_sync(fn)
     except UriError as exc:
-        raise MCPError(code=INVALID_PARAMS, message=str(exc)) from None
+        # Every message is clipped once more here: whatever it echoes, the answer stays small.
+        raise MCPError(code=INVALID_PARAMS, message=clip(str(exc), MESSAGE_CHARS)) from None
     except MCPError:
         raise
     except Exception as exc:  # broad on purpose: a bug answers one request, not the server
@@ -164,7 +167,7 @@ class SkillsExtension(Extension):
         def get() -> dict[str, Any]:
             parsed = parse_uri(params.uri)
             if parsed.path != SKILL_MD:
-                raise UriError(f"No skill is served at {params.uri} (not a SKILL.md URI)")
+                raise UriError(f"No skill is served at {clip(params.uri)} (not a SKILL.md URI)")
             skill = self.shelf.skill(parsed.name, viewer)
             return {"resultType": "complete", "skill": self.shelf.entry(skill)} | self._cache()
 

@@ -20,7 +20,7 @@ from typing import Final
 from urllib.parse import quote, unquote
 
 from skillshelf.core.mime import OCTET_STREAM, SNIFF_BYTES, guess_mime
-from skillshelf.errors import FileAccessError, SkillshelfError
+from skillshelf.errors import FileAccessError, SkillshelfError, clip
 from skillshelf.skills.paths import open_skill_file, safe_join
 from skillshelf.skills.skill import Skill
 from skillshelf.skills.walk import Entry, SkillWalk, read_chunks, walk_skill
@@ -118,20 +118,16 @@ def parse_uri(uri: str) -> SkillUri:
             decoded segment holding a separator or NUL.
     """
     if not uri.startswith(SCHEME):
-        raise UriError(f"Not a skill:// URI: {_clip(uri)}")
+        raise UriError(f"Not a skill:// URI: {clip(uri)}")
     rest = uri[len(SCHEME) :]
     if "?" in rest or "#" in rest:
-        raise UriError(f"skill:// URIs take no query or fragment: {_clip(uri)}")
+        raise UriError(f"skill:// URIs take no query or fragment: {clip(uri)}")
     raw = rest[:-1].split("/") if rest.endswith("/") else rest.split("/")
     parts = [unquote(p) for p in raw]
     for part in parts:
         if part in ("", ".", "..") or any(c in part for c in "/\\\x00"):
-            raise UriError(f"No resource is served at {_clip(uri)}")
+            raise UriError(f"No resource is served at {clip(uri)}")
     return SkillUri(parts[0], "/".join(parts[1:]))
-
-
-def _clip(uri: str) -> str:
-    return uri if len(uri) <= 200 else uri[:200] + "…"
 
 
 def file_mime(root: str, relative: str, name: str) -> str:
@@ -262,7 +258,7 @@ def directory_children(skill: Skill, relative: str) -> list[Child]:
     path = resolve(skill, relative)
     if not path.is_dir():
         what = "does not exist" if not path.exists() else "is not a directory resource"
-        raise UriError(f"{file_uri(skill.name, relative)} {what}")
+        raise UriError(f"{clip(file_uri(skill.name, relative))} {what}")
     walk = walk_skill(skill.directory)
     real = os.path.relpath(path, os.path.realpath(walk.root)).replace(os.sep, "/")
     parent = "" if real == "." else real + "/"
@@ -295,7 +291,7 @@ def read_bytes(skill: Skill, relative: str) -> bytes:
         UriError: No such file, a directory, anything but a regular file, a path that escapes
             the skill, or a file over :data:`MAX_TOTAL_BYTES`.
     """
-    uri = file_uri(skill.name, relative)
+    uri = clip(file_uri(skill.name, relative))
     try:
         fd, _, _ = open_skill_file(skill.path, _on_disk(skill, relative), anchored=True)
     except FileAccessError as exc:

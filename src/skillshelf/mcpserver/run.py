@@ -91,6 +91,8 @@ async def serve(
             "could read every skill. Give it a token, or bind to 127.0.0.1."
         )
     await anyio.to_thread.run_sync(server.report_limits)
+    if len(server.repo) == 0:
+        logger.warning("%s", server.no_skills_warning())
     async with anyio.create_task_group() as tg:
         if watch:
             tg.start_soon(_watch, server)

@@ -9,6 +9,7 @@ is a real :class:`mcp.server.extension.Extension`, applied the way ``MCPServer``
 from __future__ import annotations
 
 import logging
+import os
 import uuid
 from collections import OrderedDict
 from typing import TYPE_CHECKING, Any, Final
@@ -54,6 +55,7 @@ from skillshelf.core.catalog import CatalogEntry, render_catalog
 from skillshelf.core.mime import SNIFF_BYTES, guess_mime
 from skillshelf.core.session import LoadMode
 from skillshelf.core.slash import expand
+from skillshelf.errors import SkillshelfError, clip
 from skillshelf.mcpserver.extension import (
     SkillsExtension,
     decode_cursor,
@@ -73,7 +75,7 @@ from skillshelf.mcpserver.shelf import SKILLS_EXTENSION, Shelf, Viewer, Visibili
 from skillshelf.repository import Changes, Repository
 from skillshelf.skills.skill import Skill
 from skillshelf.stores import SessionStore, open_store
-from skillshelf.tools.skill_tools import SkillTools
+from skillshelf.tools.skill_tools import SkillTools, skill_uri
 from skillshelf.tools.spec import ALL_TOOLS, SKILL_TOOLS
 
 if TYPE_CHECKING:
@@ -87,6 +89,17 @@ logger = logging.getLogger("skillshelf.mcp")
 RESOURCES_PAGE: Final = 500
 INSTRUCTIONS_BUDGET: Final = 8_000  # characters of catalog in the server's instructions
 MAX_TRACKED_SESSIONS: Final = 1_000  # legacy sessions told about list changes
+# Every tool result's structuredContent: the text the model should read (exactly the text
+# content), the status, and the tool's own fields (workspace_exec's exit_code, stdout, …).
+OUTPUT_SCHEMA: Final[dict[str, Any]] = {
+    "type": "object",
+    "properties": {
+        "text": {"type": "string", "description": "The result as the model should read it."},
+        "status": {"type": "string", "enum": ["ok", "recoverable", "fatal"]},
+    },
+    "required": ["text", "status"],
+    "additionalProperties": True,
+}
 _PREFACE: Final = (
     "This server provides Agent Skills. Each skill below has a name and a description; when "
     "one fits the task, call the skill_load tool with its name (or read its skill:// URI) and "
@@ -181,7 +194,7 @@ class SkillServer:
         session = None
         if ctx.protocol_version not in MODERN_PROTOCOL_VERSIONS:
             session = headers.get("mcp-session-id")
-        return Viewer(client, headers, "http:" + (session or uuid.uuid4().hex))
+        return Viewer(client, headers, "http:" + (session or uuid.uuid4().hex), remote=True)
 
     @staticmethod
     def _request_scoped(ctx: ServerRequestContext[Any, Any]) -> bool:
@@ -235,9 +248,28 @@ class SkillServer:
             if s.model_invocable
         ]
         if not entries:
-            return "This server provides Agent Skills; none are available right now."
+            return self.no_skills_warning(shown_roots=not viewer.remote)
         budget = max(self.instructions_budget - len(_PREFACE), 200)
         return _PREFACE + render_catalog(entries, format="xml", budget_chars=budget)
+
+    def no_skills_warning(self, *, shown_roots: bool = True) -> str:
+        """What the server says when it has no skill to offer, naming the roots it read.
+
+        A client starts the server from a working directory of its choosing, so a relative
+        ``--root`` often names nothing; the absolute roots show where it looked.
+        ``shown_roots=False`` leaves the (server-side) paths out, for remote clients.
+        """
+        text = (
+            "WARNING: this skillshelf server has no skills to offer. The roots it looked at "
+            "hold no valid skill"
+        )
+        if not shown_roots:
+            return text + "; the server's operator must give it roots that do."
+        roots = ", ".join(clip(_absolute(r)) for r in self.repo.roots) or "(none)"
+        return (
+            f"{text}: {roots}. Relative roots resolve against the working directory the "
+            "client starts the server in; give absolute paths."
+        )
 
     # -- resources -----------------------------------------------------------------------
 
@@ -311,13 +343,15 @@ class SkillServer:
     # -- tools ---------------------------------------------------------------------------
 
     def _tools_for(self, viewer: Viewer) -> SkillTools:
-        hook = self.shelf.visible
         return SkillTools(
             self.repo,
             store=self.store,
             session_id=viewer.session,
             load_mode=self.load_mode,
-            visible=None if hook is None else (lambda s: hook(s, viewer)),
+            visible=lambda s: self.shelf.serves(s, viewer),
+            # A local (stdio) client can use the server's paths with its own file tools; a
+            # remote one gets skill:// URIs (skill_read_file accepts both forms).
+            locations="uris" if viewer.remote else "paths",
             workspace=self.workspaces,
             executor=self.executor,
             exec_policy=self.exec_policy,
@@ -336,7 +370,12 @@ class SkillServer:
     ) -> ListToolsResult:
         schemas = self._tools_for(self.viewer_of(ctx)).schemas("mcp", tools=self.tool_names)
         tools = [
-            Tool(name=s["name"], description=s["description"], input_schema=s["inputSchema"])
+            Tool(
+                name=s["name"],
+                description=s["description"],
+                input_schema=s["inputSchema"],
+                output_schema=OUTPUT_SCHEMA,
+            )
             for s in schemas
         ]
         return ListToolsResult(tools=tools)
@@ -345,7 +384,7 @@ class SkillServer:
         self, ctx: ServerRequestContext[Any, Any], params: CallToolRequestParams
     ) -> CallToolResult:
         if params.name not in self.tool_names:
-            raise MCPError(code=INVALID_PARAMS, message=f"Unknown tool: {params.name}")
+            raise MCPError(code=INVALID_PARAMS, message=f"Unknown tool: {clip(params.name)}")
         viewer = self.viewer_of(ctx)
         tools = self._tools_for(viewer)
         arguments = dict(params.arguments or {})
@@ -355,7 +394,9 @@ class SkillServer:
             if self.workspaces is not None and self._request_scoped(ctx):
                 # Nothing can name this request's session again: its workspace ends with it.
                 await anyio.to_thread.run_sync(self.workspaces.close, viewer.session)
-        structured = {"status": result.status, **(result.data or {})}
+        # Clients that read structuredContent (pydantic-ai, openai-agents with
+        # use_structured_content) give the model that alone: it carries the same text.
+        structured = {"status": result.status, **(result.data or {}), "text": result.content}
         return CallToolResult(
             content=[TextContent(type="text", text=result.content)],
             structured_content=structured,
@@ -380,13 +421,18 @@ class SkillServer:
 
         def render() -> GetPromptResult:
             skill = self.repo.find(params.name)
-            visible = skill is not None and (
-                self.shelf.visible is None or self.shelf.visible(skill, viewer)
-            )
-            if skill is None or not visible or not skill.manifest.user_invocable:
-                raise MCPError(code=INVALID_PARAMS, message=f"Unknown prompt: {params.name}")
+            served = skill is not None and self.shelf.serves(skill, viewer)
+            if skill is None or not served or not skill.manifest.user_invocable:
+                raise MCPError(code=INVALID_PARAMS, message=f"Unknown prompt: {clip(params.name)}")
+            try:
+                body = skill.body()
+            except SkillshelfError as exc:  # edited since the scan: a content problem
+                raise MCPError(
+                    code=INVALID_PARAMS, message=clip(f"Prompt {skill.name!r}: {exc}", 600)
+                ) from None
             # The same substitution as a slash command in chat, so both render alike.
-            text = expand(skill.body(), arguments, skill_dir=skill.directory)
+            where = skill_uri(skill.name) if viewer.remote else skill.directory
+            text = expand(body, arguments, skill_dir=where)
             message = PromptMessage(role="user", content=TextContent(type="text", text=text))
             return GetPromptResult(description=skill.description, messages=[message])
 
@@ -411,14 +457,39 @@ class SkillServer:
                 )
         return reports
 
+    def report_invalid(self) -> list[str]:
+        """Log (and return) the skills no longer served: edited into an invalid state."""
+        stale = self.repo.stale
+        if not stale:
+            return []
+        why = {
+            skipped.path: [d.message for d in skipped.diagnostics if d.severity == "error"]
+            for skipped in self.repo.skipped
+        }
+        reports = sorted(stale)
+        for name in reports:
+            skill = self.repo.find(name)
+            errors = why.get(os.fspath(skill.skill_md), []) if skill is not None else []
+            logger.warning(
+                "skill %r is not served until its SKILL.md is valid again (a restart would "
+                "not serve it either): %s",
+                clip(name),
+                clip("; ".join(errors)),
+            )
+        return reports
+
     async def refresh(self) -> Changes:
         """Re-scan the roots and tell connected clients what changed."""
+        stale_before = self.repo.stale
         changes = await anyio.to_thread.run_sync(self.repo.refresh)
         self.shelf.forget()
         self._input_schemas = None
         await anyio.to_thread.run_sync(self.report_limits)
+        self.report_invalid()
         self.server.instructions = self.instructions(Viewer())
-        await self.notify_changed(catalog=bool(changes))
+        # A skill kept at its last good version is no change to the repository, but it
+        # leaves (or, once fixed, rejoins) everything served here.
+        await self.notify_changed(catalog=bool(changes) or self.repo.stale != stale_before)
         if changes:
             logger.info(
                 "re-scanned: added %s, changed %s, removed %s",
@@ -466,3 +537,9 @@ def _as_text(data: bytes) -> str | None:
         return data.decode("utf-8")
     except UnicodeDecodeError:
         return None
+
+
+def _absolute(root: str) -> str:
+    if "://" in root:
+        return root
+    return os.path.abspath(os.path.expanduser(root))

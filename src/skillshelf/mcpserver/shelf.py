@@ -19,6 +19,7 @@ from typing import Any, Final
 
 from skillshelf.core import yaml_loader
 from skillshelf.core.frontmatter import FrontmatterError, decode_skill_md, parse_frontmatter
+from skillshelf.errors import clip
 from skillshelf.mcpserver.files import (
     DigestCache,
     SkillFiles,
@@ -44,11 +45,14 @@ class Viewer:
         client: The client's self-reported name (``clientInfo.name``), when known.
         headers: HTTP request headers (lower-case names); empty over stdio.
         session: The key session state is stored under.
+        remote: True over HTTP: the client may be on another machine, so nothing it is
+            told names a path on this one.
     """
 
     client: str | None = None
     headers: Mapping[str, str] = field(default_factory=dict)
     session: str = "stdio"
+    remote: bool = False
 
 
 Visibility = Callable[[Skill, Viewer], bool]
@@ -75,12 +79,22 @@ class Shelf:
         self._frontmatter: dict[str, tuple[tuple[int, int], dict[str, Any]]] = {}
         self._roots: dict[str, str] = {}
 
+    def serves(self, skill: Skill, viewer: Viewer) -> bool:
+        """Whether ``skill`` is served to ``viewer``: visible to it, and valid on disk now.
+
+        A skill edited into an invalid state is not served (the repository keeps its last
+        good version for in-process agents, but every answer here is read from disk): after
+        a re-scan the server offers what a fresh start would, by the same verdict.
+        """
+        if skill.name in self.repo.stale:
+            return False
+        return self.visible is None or self.visible(skill, viewer)
+
     def skills(self, viewer: Viewer) -> list[Skill]:
         """The skills ``viewer`` may see, sorted by name."""
-        if self.visible is None:
+        if self.visible is None and not self.repo.stale:
             return self.repo.skills
-        hook = self.visible
-        return [s for s in self.repo.skills if hook(s, viewer)]
+        return [s for s in self.repo.skills if self.serves(s, viewer)]
 
     def skill(self, name: str, viewer: Viewer) -> Skill:
         """The skill called ``name``, if ``viewer`` may see it.
@@ -89,8 +103,8 @@ class Shelf:
             UriError: No such skill for this viewer.
         """
         skill = self.repo.find(name)
-        if skill is None or (self.visible is not None and not self.visible(skill, viewer)):
-            raise UriError(f"No skill is served at {file_uri(name)}")
+        if skill is None or not self.serves(skill, viewer):
+            raise UriError(f"No skill is served at {clip(file_uri(name))}")
         return skill
 
     def files(self, skill: Skill) -> SkillFiles:

@@ -139,6 +139,7 @@ class _State:
     shadowed: list[Shadowed] = field(default_factory=list)
     skipped: list[Skipped] = field(default_factory=list)
     diagnostics: list[Diagnostic] = field(default_factory=list)
+    stale: frozenset[str] = frozenset()
     # Built on first search and kept with the skills it indexes, so a refresh in another
     # thread (the watcher) can never leave an index of an older state behind.
     search_index: SearchIndex | None = None
@@ -225,6 +226,12 @@ class Repository:
     def skipped(self) -> list[Skipped]:
         """SKILL.md files that could not be used, with the reason."""
         return list(self._state.skipped)
+
+    @property
+    def stale(self) -> frozenset[str]:
+        """Skills kept at their last good version: their SKILL.md was edited into an invalid
+        state since the last good scan (a fresh open would not have them)."""
+        return self._state.stale
 
     @property
     def diagnostics(self) -> list[Diagnostic]:
@@ -442,11 +449,13 @@ class Repository:
 def _keep_last_good(before: dict[str, Skill], state: _State, winners: dict[str, Skill]) -> None:
     """Keep a skill edited into an invalid state at its last good version, and say so."""
     by_md = {f"{s.directory}{os.sep}{s.skill_md_name}": s for s in before.values()}
+    stale = set()
     for i, skipped in enumerate(state.skipped):
         last_good = by_md.get(skipped.path)
         if last_good is None or last_good.name in winners:
             continue
         winners[last_good.name] = last_good
+        stale.add(last_good.name)
         note = Diagnostic(
             "skill.stale",
             "warning",
@@ -458,6 +467,7 @@ def _keep_last_good(before: dict[str, Skill], state: _State, winners: dict[str, 
         state.skipped[i] = Skipped(
             skipped.path, skipped.root, (*skipped.diagnostics, note), skipped.name, skipped.held
         )
+    state.stale = frozenset(stale)
 
 
 def _trust_gate(

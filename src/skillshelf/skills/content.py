@@ -79,7 +79,12 @@ def missing_links(skill: Skill, body: str) -> list[str]:
 
 
 def gather_load(
-    skill: Skill, body: str, docs: Sequence[str], *, max_doc_chars: int = 24_000
+    skill: Skill,
+    body: str,
+    docs: Sequence[str],
+    *,
+    max_doc_chars: int = 24_000,
+    directory: str | None = None,
 ) -> SkillSnapshot:
     """Read what a ``skill_load`` result shows of ``skill`` into a value the core renders.
 
@@ -88,10 +93,11 @@ def gather_load(
         body: Its SKILL.md body.
         docs: Documents to include (relative paths, already validated).
         max_doc_chars: Cap per document.
+        directory: How the result names the skill's directory (default: its absolute path).
     """
     return SkillSnapshot(
         name=skill.name,
-        directory=skill.directory,
+        directory=skill.directory if directory is None else directory,
         body=body,
         tree=file_tree(skill.path),
         missing_links=tuple(missing_links(skill, body)),
@@ -100,11 +106,17 @@ def gather_load(
 
 
 def render_load(
-    skill: Skill, body: str, docs: Sequence[str], *, max_doc_chars: int = 24_000
+    skill: Skill,
+    body: str,
+    docs: Sequence[str],
+    *,
+    max_doc_chars: int = 24_000,
+    directory: str | None = None,
 ) -> str:
     """The text of a ``skill_load`` result: :func:`gather_load`, then
     :func:`~skillshelf.core.render.render_skill_load`. Arguments as for :func:`gather_load`."""
-    return render_skill_load(gather_load(skill, body, docs, max_doc_chars=max_doc_chars))
+    snapshot = gather_load(skill, body, docs, max_doc_chars=max_doc_chars, directory=directory)
+    return render_skill_load(snapshot)
 
 
 def _gather_docs(

@@ -17,7 +17,7 @@ from pathlib import Path
 # re-exported here beside the functions that produce them.
 from skillshelf.core.files import FileText, FileTree, TreeEntry, human_size, tree_order
 from skillshelf.core.mime import SNIFF_BYTES, guess_mime, is_binary
-from skillshelf.errors import FileAccessError, UsageError
+from skillshelf.errors import FileAccessError, UsageError, clip
 from skillshelf.skills.walk import Entry, SkillWalk, open_beneath, walk_skill
 
 __all__ = [
@@ -99,11 +99,9 @@ def _normalise(relative: str) -> tuple[str, ...]:
 
 
 def _refused(relative: str, why: str) -> FileAccessError:
-    return FileAccessError(f"Refused path {_clip(relative)!r}: {why}. {_HINT}", reason="refused")
-
-
-def _clip(relative: str) -> str:
-    return relative[:_SHOWN_PATH_CHARS] + ("…" if len(relative) > _SHOWN_PATH_CHARS else "")
+    return FileAccessError(
+        f"Refused path {clip(relative, _SHOWN_PATH_CHARS)!r}: {why}. {_HINT}", reason="refused"
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -152,7 +150,8 @@ def read_skill_file(
         data, size, complete = _read_head(fd, limit=limit)
     except OSError as exc:
         raise FileAccessError(
-            f"{_clip(shown)!r} cannot be read: {exc.strerror or exc}.", reason="unreadable"
+            f"{clip(shown, _SHOWN_PATH_CHARS)!r} cannot be read: {exc.strerror or exc}.",
+            reason="unreadable",
         ) from exc
     mime, binary = _classify(path.name, data)
     if binary:
@@ -195,7 +194,7 @@ def open_skill_file(
     """
     root = Path(os.path.abspath(skill_dir)) if anchored else skill_dir.resolve()
     path, shown = _join_under(root, relative)
-    clipped = _clip(shown)
+    clipped = clip(shown, _SHOWN_PATH_CHARS)
     inside = path.relative_to(root).as_posix()
     try:
         return open_beneath(str(root), inside, follow_root=not anchored), path, shown

@@ -15,10 +15,12 @@ from __future__ import annotations
 
 import html
 import logging
+import os
 from collections.abc import Callable, Collection, Mapping, Sequence
 from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final, Literal
+from urllib.parse import quote, unquote
 
 from skillshelf.core.render import render_already_loaded
 from skillshelf.core.search import closest_names
@@ -37,6 +39,7 @@ from skillshelf.errors import (
     ToolFailed,
     ToolRetry,
     UsageError,
+    clip,
     unknown_skill_message,
 )
 from skillshelf.repository import Repository
@@ -58,7 +61,6 @@ SchemaFormat = Literal["openai", "anthropic", "mcp"]
 _DESC_CHARS: Final = 200
 # True while a declared (user or harness) load runs: it may load user-only skills.
 _BY_USER: ContextVar[bool] = ContextVar("skillshelf_declared_load", default=False)
-_SHOWN_CHARS: Final = 200  # of a value the model sent, when a message echoes it
 _SHOWN_DOCS: Final = 5
 FATAL_INTERNAL_MESSAGE: Final = (
     "The skill tools hit an internal error and cannot complete this call. Stop retrying and "
@@ -121,6 +123,10 @@ class SkillTools:
         executor: Runs ``workspace_exec`` commands (default: ``auto`` — bubblewrap where it
             works, else local, which is not isolated, with a note in each result).
         exec_policy: What ``workspace_exec`` may run (default: :class:`ExecPolicy()`).
+        locations: How results name a skill's directory: ``"paths"`` (its absolute path, for
+            an agent in this process) or ``"uris"`` (``skill://name/``, for MCP clients, to
+            whom a server path means nothing and would disclose the server's layout).
+            ``skill_read_file`` accepts either in front of a relative path.
     """
 
     def __init__(
@@ -138,6 +144,7 @@ class SkillTools:
         workspace: WorkspaceManager | None = None,
         executor: Executor | None = None,
         exec_policy: ExecPolicy | None = None,
+        locations: Literal["paths", "uris"] = "paths",
     ) -> None:
         if max_loaded < 1:
             raise UsageError("max_loaded must be at least 1")
@@ -153,6 +160,7 @@ class SkillTools:
         self.workspace = workspace
         self.executor = executor
         self.exec_policy = exec_policy
+        self.locations: Literal["paths", "uris"] = locations
         self._exec_warning: str | None = None
 
     @property
@@ -393,7 +401,7 @@ class SkillTools:
         if unknown:
             listing = ", ".join(available) if available else "none"
             # A model may send 50 entries of 10,000 characters: echo a bounded part of them.
-            shown = ", ".join(_clip(d) for d in unknown[:_SHOWN_DOCS])
+            shown = ", ".join(clip(d) for d in unknown[:_SHOWN_DOCS])
             if len(unknown) > _SHOWN_DOCS:
                 shown += f" and {len(unknown) - _SHOWN_DOCS} more"
             raise ToolRetry(
@@ -428,7 +436,10 @@ class SkillTools:
             self._update(touch)
             if still_loaded[0]:
                 return render_already_loaded(name), {"skill": name, "already_loaded": True}
-        content = render_load(skill, skill.body(), selected, max_doc_chars=self.max_file_chars)
+        directory = skill_uri(name) if self.locations == "uris" else None
+        content = render_load(
+            skill, skill.body(), selected, max_doc_chars=self.max_file_chars, directory=directory
+        )
         evicted: list[str] = []
 
         def apply(state: SessionState) -> SessionState:
@@ -471,10 +482,11 @@ class SkillTools:
 
     def _read(self, name: str, path: str) -> tuple[str, dict[str, Any]]:
         skill = self._skill(name)
-        content = self.repo.read_file(skill.name, path, max_chars=self.max_file_chars)
+        relative = _within(skill, path)
+        content = self.repo.read_file(skill.name, relative, max_chars=self.max_file_chars)
         data = {
             "skill": name,
-            "path": str(content.path),
+            "path": str(content.path) if self.locations == "paths" else content.relative,
             "size": content.size,
             "mime": content.mime,
             "binary": content.binary,
@@ -587,12 +599,31 @@ def _still_delivered(
     return before.call_id in history
 
 
+def skill_uri(name: str) -> str:
+    """``skill://name/``: the skill's directory as MCP clients name it."""
+    return f"skill://{quote(name, safe='')}/"
+
+
+def _within(skill: Skill, path: str) -> str:
+    """``path`` relative to the skill: what ``skill_load`` advises, in either form, is accepted.
+
+    The skill's ``skill://name/`` URI (segments percent-decoded one at a time) or its absolute
+    directory in front of a path is removed; anything else goes to ``safe_join`` as sent,
+    which refuses what would leave the skill.
+    """
+    uri = skill_uri(skill.name)
+    if path.startswith(uri):
+        return "/".join(unquote(part) for part in path[len(uri) :].split("/")) or "."
+    for directory in dict.fromkeys((skill.directory, os.path.realpath(skill.directory))):
+        if path == directory:
+            return "."
+        if path.startswith(directory + os.sep):
+            return path[len(directory) + 1 :]
+    return path
+
+
 def _norm(path: str) -> str:
     return path.strip().replace("\\", "/").removeprefix("./")
-
-
-def _clip(text: str) -> str:
-    return text if len(text) <= _SHOWN_CHARS else text[:_SHOWN_CHARS] + f"… ({len(text)} chars)"
 
 
 def _short(text: str) -> str:

@@ -141,7 +141,13 @@ class SkillReadFileArgs(ToolArgs):
         "a skill's instructions point to a file you need."
     )
     skill: _Skill
-    path: Annotated[_Path, Field(description="Path relative to the skill directory.")]
+    path: Annotated[
+        _Path,
+        Field(
+            description="Path relative to the skill directory, as skill_load lists it "
+            "(the skill's absolute directory path or skill:// URI in front also works)."
+        ),
+    ]
 
 
 class SkillUnloadArgs(ToolArgs):
