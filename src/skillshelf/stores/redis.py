@@ -96,6 +96,18 @@ end
 return 1
 """
 
+# A read that starts the TTL again. KEYS: the document, the agents set, the sessions index.
+# ARGV: session, TTL milliseconds, index score. Returns the document's JSON (nil when absent).
+_TOUCH = """
+local doc = redis.call('GET', KEYS[1])
+if doc then
+  redis.call('PEXPIRE', KEYS[1], ARGV[2])
+  redis.call('PEXPIRE', KEYS[2], ARGV[2])
+  redis.call('ZADD', KEYS[3], 'XX', 'GT', ARGV[3], ARGV[1])
+end
+return doc
+"""
+
 
 class RedisStore:
     """Session documents in Redis, shared by any number of processes and machines.
@@ -135,6 +147,7 @@ class RedisStore:
         self._redis_error = redis.RedisError
         # Only hashes the script: nothing reaches the server until the first update.
         self._compare_and_set: Script = self._client.register_script(_COMPARE_AND_SET)
+        self._touch: Script = self._client.register_script(_TOUCH)
         self._prefix = prefix
         self._sessions_key = f"{prefix}sessions"
         self._ttl_s = ttl_s
@@ -152,12 +165,11 @@ class RedisStore:
             if self._ttl_ms is None:
                 raw = cast("str | None", self._client.get(key))
             else:  # reading is using: the TTL starts again
-                with self._client.pipeline(transaction=False) as pipe:
-                    pipe.getex(key, px=self._ttl_ms)
-                    pipe.pexpire(self._agents_key(session), self._ttl_ms)
-                    until = time.time() + (self._ttl_s or 0)
-                    pipe.zadd(self._sessions_key, {session: until}, xx=True, gt=True)
-                    raw = cast("str | None", pipe.execute()[0])
+                keys = [key, self._agents_key(session), self._sessions_key]
+                until = repr(time.time() + (self._ttl_s or 0))
+                raw = cast(
+                    "str | None", self._touch(keys=keys, args=[session, self._ttl_ms, until])
+                )
         return _decode(raw)
 
     def update(self, session: str, agent: str, fn: Updater) -> Doc | None:
