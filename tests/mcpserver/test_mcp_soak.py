@@ -119,7 +119,6 @@ def test_ten_thousand_calls_leave_no_state_and_flat_memory(
     anyio.run(_session, server.url, "legacy")
     assert _rows(db) == 0
     end = _rss_mib(server.process.pid)
-    print(
-        f"soak: {SESSIONS * CALLS_PER_SESSION} calls in {soaked:.1f} s, RSS {warm:.1f} -> {end:.1f} MiB"
-    )
+    calls = SESSIONS * CALLS_PER_SESSION
+    print(f"soak: {calls} calls in {soaked:.1f} s, RSS {warm:.1f} -> {end:.1f} MiB")
     assert end - warm <= RSS_TOLERANCE_MIB
