@@ -133,3 +133,18 @@ def test_a_handle_names_the_same_state_for_the_same_bearer(skills_root: Path) ->
     finally:
         server.stop()
     assert not re.search(r"c1\.[\w-]+\.\d+\.[\w-]+", "".join(server.stderr))
+
+
+def test_a_short_handle_secret_is_a_usage_error(skills_root: Path) -> None:
+    import subprocess
+
+    done = subprocess.run(
+        serve_command("--root", str(skills_root), "--handle-secret-env", "HS"),
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=server_env(HS="short"),
+        stdin=subprocess.DEVNULL,
+    )
+    assert done.returncode == 2
+    assert "at least 16 characters" in done.stderr
