@@ -148,3 +148,40 @@ def test_a_short_handle_secret_is_a_usage_error(skills_root: Path) -> None:
     )
     assert done.returncode == 2
     assert "at least 16 characters" in done.stderr
+
+
+def _rows(db: Path) -> int:
+    import sqlite3
+
+    conn = sqlite3.connect(db)
+    try:
+        return int(conn.execute("SELECT count(*) FROM docs").fetchone()[0])
+    finally:
+        conn.close()
+
+
+@pytest.mark.parametrize("transport", ["stdio", "http"])
+def test_an_ended_session_leaves_no_state_in_the_store(
+    skills_root: Path, tmp_path: Path, transport: str
+) -> None:
+    from mcpserver.helpers import start_http_server
+
+    db = tmp_path / "state.db"
+    store = ["--store", f"sqlite:{db}"]
+
+    async def use(client: Client) -> None:
+        async with client:
+            await client.call_tool("skill_load", {"skill": SKILL})
+            assert _rows(db) == 1
+
+    if transport == "stdio":
+        command = serve_command("--root", str(skills_root), *store)
+        anyio.run(use, Client(stdio_params(command, server_env()), mode="legacy"))
+        # The server deletes the state as its stdin closes; it exits right after.
+    else:
+        server = start_http_server(["--root", str(skills_root), *store])
+        try:
+            anyio.run(use, Client(server.url, mode="legacy"))  # ends with DELETE
+        finally:
+            server.stop()
+    assert _rows(db) == 0
