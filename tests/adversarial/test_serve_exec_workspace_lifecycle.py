@@ -1,7 +1,8 @@
 """``skillshelf serve --exec`` workspaces have an owner, a lifetime and a cap, and go at exit.
 
-Against real server subprocesses: request-scoped (2026-07-28) calls leave no workspace,
-handshake-era sessions are capped by ``--max-workspaces``, SIGTERM and SIGINT remove every
+Against real server subprocesses: a handshake-era (2025-11-25) session that ends leaves no
+workspace, the workspaces of conversation handles (2026-07-28) are capped by
+``--max-workspaces``, SIGTERM and SIGINT remove every
 workspace, and a SIGHUP right after start neither kills the server nor leaves workspaces.
 The same server's ``workspace_exec`` also refuses links to host folders and escapes names.
 """
@@ -73,21 +74,21 @@ def _stop(server: HttpServer, sig: signal.Signals) -> int:
         server.stop()
 
 
-def test_request_scoped_calls_leave_no_workspace(tmp_path: Path) -> None:
+def test_an_ended_session_leaves_no_workspace(tmp_path: Path) -> None:
     server, tmp = _start(tmp_path)
     try:
         for _ in range(4):
-            result = _call(server.url, mode="auto", args={"command": "echo hi > out/x"})
+            result = _call(server.url, mode="legacy", args={"command": "echo hi > out/x"})
             assert result["status"] == "ok", result
             assert _workspaces(tmp) == []
     finally:
         server.stop()
 
 
-def test_session_workspaces_are_capped_and_sigterm_removes_them(tmp_path: Path) -> None:
+def test_handle_workspaces_are_capped_and_sigterm_removes_them(tmp_path: Path) -> None:
     server, tmp = _start(tmp_path, "--max-workspaces", str(CAP))
     for _ in range(CAP + 3):
-        result = _call(server.url, mode="legacy", args={"command": "echo hi > out/x"})
+        result = _call(server.url, mode="auto", args={"command": "echo hi > out/x"})
         assert result["status"] == "ok", result
         assert 1 <= len(_workspaces(tmp)) <= CAP
     assert _stop(server, signal.SIGTERM) == 0
@@ -96,7 +97,7 @@ def test_session_workspaces_are_capped_and_sigterm_removes_them(tmp_path: Path) 
 
 def test_sigint_removes_every_workspace(tmp_path: Path) -> None:
     server, tmp = _start(tmp_path)
-    _call(server.url, mode="legacy", args={"command": "true"})
+    _call(server.url, mode="auto", args={"command": "true"})
     assert _workspaces(tmp)
     assert _stop(server, signal.SIGINT) == 0
     assert list(tmp.iterdir()) == []

@@ -131,9 +131,9 @@ def test_creates_parent_directories_wal_mode_and_schema_version(tmp_path: Path) 
     conn = sqlite3.connect(path)
     try:
         assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
-        assert conn.execute("PRAGMA user_version").fetchone()[0] == 1
+        assert conn.execute("PRAGMA user_version").fetchone()[0] == 2
         columns = [row[1] for row in conn.execute("PRAGMA table_info(docs)")]
-        assert columns == ["session", "agent", "doc", "updated_at"]
+        assert columns == ["session", "agent", "doc", "updated_at", "expires_at"]
     finally:
         conn.close()
 

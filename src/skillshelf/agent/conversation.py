@@ -488,9 +488,12 @@ class Conversation:
 
         names = [s.name for s in self.model_tools.visible_skills() if s.model_invocable]
         parsed = toolspec.parse_arguments(call.name, call.arguments, skill_names=names)
-        arguments = (
-            parsed.args.model_dump() if isinstance(parsed, toolspec.ParsedArgs) else call.arguments
-        )
+        arguments = call.arguments
+        if isinstance(parsed, toolspec.ParsedArgs):
+            arguments = parsed.args.model_dump()
+            # The MCP server's conversation handle means nothing in process: unset, unshown.
+            if arguments.get("conversation", "") is None:
+                del arguments["conversation"]
         if call.name == "workspace_exec" and isinstance(parsed, toolspec.ParsedArgs):
             # A skill's allowed-tools speak of Bash(python3:*): workspace_exec is that shell.
             command = getattr(parsed.args, "command", "")

@@ -15,6 +15,7 @@ import click
 
 from skillshelf.cli._common import repo_from, root_options
 from skillshelf.exec.workspace import MAX_LIVE_WORKSPACES, WORKSPACE_IDLE_TTL_S
+from skillshelf.stores import STATE_TTL_S
 
 if TYPE_CHECKING:
     from skillshelf.exec.runner import Executor
@@ -65,6 +66,22 @@ logger = logging.getLogger(__name__)
     help="Require 'Authorization: Bearer <token>' on HTTP, the token read from $VAR.",
 )
 @click.option(
+    "--handle-secret-env",
+    default=None,
+    metavar="VAR",
+    help="Sign conversation handles (2026-07-28 clients) with the secret in $VAR; every worker "
+    "behind one load balancer needs the same. Default: derived from the token, else random "
+    "per process.",
+)
+@click.option(
+    "--state-ttl",
+    "state_ttl_s",
+    type=click.IntRange(min=1),
+    default=STATE_TTL_S,
+    show_default=True,
+    help="Seconds a session's or conversation's tool state lives after its last use.",
+)
+@click.option(
     "--allow-host",
     "allow_hosts",
     multiple=True,
@@ -103,6 +120,8 @@ def serve(
     sandbox: str | None,
     store_url: str | None,
     token_env: str | None,
+    handle_secret_env: str | None,
+    state_ttl_s: int,
     allow_hosts: tuple[str, ...],
     load_mode: str,
     workspace_ttl_s: float,
@@ -132,6 +151,7 @@ def serve(
     from skillshelf.stores import open_store
 
     token = _token(token_env)
+    secret = _handle_secret(handle_secret_env, token)
     if transport == "http" and not token and not _loopback(host):
         raise click.UsageError(
             f"refusing to bind {host} without a bearer token; pass --token-env VAR "
@@ -139,7 +159,12 @@ def serve(
         )
     configure_logging()
     repo = repo_from(kwargs)
-    store = open_store(store_url)
+    store = open_store(store_url, ttl_s=state_ttl_s)
+    if secret is None and store_url is not None and store_url.startswith(("redis", "rediss")):
+        logger.warning(
+            "a shared store without --handle-secret-env or --token-env: conversation handles "
+            "minted here verify on no other worker"
+        )
     # Workspaces live in a private temporary folder that goes when the server stops.
     ws_base = Path(tempfile.mkdtemp(prefix="skillshelf-ws-")) if enable_exec else None
     workspaces = (
@@ -154,6 +179,7 @@ def serve(
         enable_exec=enable_exec,
         executor=executor,
         workspaces=workspaces,
+        handle_secret=secret,
     )
 
     def ready(where: str) -> None:
@@ -237,6 +263,19 @@ def _token(var: str | None) -> str | None:
     if not value:
         raise click.UsageError(f"--token-env {var}: the environment variable is empty or unset")
     return value
+
+
+def _handle_secret(var: str | None, token: str | None) -> bytes | None:
+    from skillshelf.mcpserver.handles import derive_secret
+
+    if var is None:
+        return derive_secret(token) if token else None
+    value = os.environ.get(var, "").strip()
+    if len(value) < 16:
+        raise click.UsageError(
+            f"--handle-secret-env {var}: the environment variable must hold at least 16 characters"
+        )
+    return value.encode()
 
 
 def _loopback(host: str) -> bool:

@@ -29,7 +29,14 @@ import anyio.abc
 from skillshelf.errors import UsageError
 from skillshelf.mcpserver.server import SkillServer
 
-__all__ = ["WATCH_DEBOUNCE_MS", "BearerTokenGate", "HostGuard", "is_loopback", "serve"]
+__all__ = [
+    "WATCH_DEBOUNCE_MS",
+    "BearerTokenGate",
+    "HostGuard",
+    "SessionEnds",
+    "is_loopback",
+    "serve",
+]
 
 logger = logging.getLogger("skillshelf.mcp")
 
@@ -115,7 +122,11 @@ async def _serve_stdio(server: SkillServer, on_ready: Callable[[str], None] | No
     async with stdio_server() as (read_stream, write_stream):
         if on_ready is not None:
             on_ready("stdio")
-        await server.server.run(read_stream, write_stream, options)
+        try:
+            await server.server.run(read_stream, write_stream, options)
+        finally:
+            with anyio.CancelScope(shield=True):
+                await server.end_session(server.stdio_session)
 
 
 async def _serve_http(
@@ -137,6 +148,7 @@ async def _serve_http(
         host=host,
         transport_security=TransportSecuritySettings(enable_dns_rebinding_protection=False),
     )
+    app = SessionEnds(app, server)
     if token:
         app = BearerTokenGate(app, token)
     app = HostGuard(app, host, allowed_hosts)
@@ -261,6 +273,32 @@ def _is_unspecified(host: str) -> bool:
         return ipaddress.ip_address(host).is_unspecified
     except ValueError:
         return host == ""
+
+
+class SessionEnds:
+    """ASGI middleware: a legacy session the client ends with ``DELETE`` loses its state.
+
+    Sessions that simply go quiet are ended by the SDK's idle timeout, and their state by the
+    store's TTL.
+    """
+
+    def __init__(self, app: _ASGIApp, server: SkillServer) -> None:
+        self.app = app
+        self.server = server
+
+    async def __call__(self, scope: _Scope, receive: _Receive, send: _Send) -> None:
+        if scope["type"] != "http" or scope.get("method") != "DELETE":
+            await self.app(scope, receive, send)
+            return
+        session = dict(scope.get("headers") or ()).get(b"mcp-session-id")
+
+        async def ended(message: MutableMapping[str, Any]) -> None:
+            # Before the client hears the session ended, its state is gone.
+            if session and message["type"] == "http.response.start" and message["status"] < 400:
+                await self.server.end_session("http:" + session.decode("latin-1"))
+            await send(message)
+
+        await self.app(scope, receive, ended)
 
 
 class BearerTokenGate:

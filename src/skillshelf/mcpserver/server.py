@@ -8,8 +8,10 @@ is a real :class:`mcp.server.extension.Extension`, applied the way ``MCPServer``
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import os
+import secrets
 import uuid
 from collections import OrderedDict
 from typing import TYPE_CHECKING, Any, Final
@@ -71,12 +73,13 @@ from skillshelf.mcpserver.files import (
     parse_uri,
     read_bytes,
 )
+from skillshelf.mcpserver.handles import HANDLE_LIFETIME_S, Handles, owner_of
 from skillshelf.mcpserver.shelf import SKILLS_EXTENSION, Shelf, Viewer, Visibility
 from skillshelf.repository import Changes, Repository
 from skillshelf.skills.skill import Skill
-from skillshelf.stores import SessionStore, open_store
-from skillshelf.tools.skill_tools import SkillTools, skill_uri
-from skillshelf.tools.spec import ALL_TOOLS, SKILL_TOOLS
+from skillshelf.stores import SessionStore, StoreError, open_store
+from skillshelf.tools.skill_tools import SkillTools, ToolResult, skill_uri
+from skillshelf.tools.spec import ALL_TOOLS, SKILL_TOOLS, STATEFUL_TOOLS
 
 if TYPE_CHECKING:
     from skillshelf.exec.runner import Executor
@@ -122,6 +125,10 @@ class SkillServer:
         exec_policy: What ``workspace_exec`` may run.
         instructions_budget: Characters of catalog offered as the server's instructions.
         name: The server's name in ``serverInfo``.
+        handle_secret: Signs the conversation handles of sessionless (2026-07-28) requests;
+            every worker behind one load balancer needs the same one. Default: a random
+            secret, so handles verify only in this process.
+        handle_lifetime_s: How long a conversation handle verifies after it was minted.
     """
 
     def __init__(
@@ -137,7 +144,13 @@ class SkillServer:
         exec_policy: ExecPolicy | None = None,
         instructions_budget: int = INSTRUCTIONS_BUDGET,
         name: str = "skillshelf",
+        handle_secret: bytes | None = None,
+        handle_lifetime_s: float = HANDLE_LIFETIME_S,
     ) -> None:
+        self.handles = Handles(
+            handle_secret if handle_secret is not None else secrets.token_bytes(32),
+            lifetime_s=handle_lifetime_s,
+        )
         self.workspaces: WorkspaceManager | None = None
         if enable_exec:
             from skillshelf.exec.workspace import WorkspaceManager
@@ -195,6 +208,11 @@ class SkillServer:
         if ctx.protocol_version not in MODERN_PROTOCOL_VERSIONS:
             session = headers.get("mcp-session-id")
         return Viewer(client, headers, "http:" + (session or uuid.uuid4().hex), remote=True)
+
+    @property
+    def stdio_session(self) -> str:
+        """The session key of the stdio client (one per process)."""
+        return self._stdio_session
 
     @staticmethod
     def _request_scoped(ctx: ServerRequestContext[Any, Any]) -> bool:
@@ -361,14 +379,20 @@ class SkillServer:
         # Streamable HTTP checks Mcp-Param headers against a tool's schema before every
         # tools/call; without this lookup it would run tools/list (1,000-name enums) each time.
         if self._input_schemas is None:
-            schemas = self._tools_for(Viewer()).schemas("mcp", tools=self.tool_names)
+            schemas = self._schemas(Viewer())
             self._input_schemas = {s["name"]: s["inputSchema"] for s in schemas}
         return self._input_schemas.get(name)
+
+    def _schemas(self, viewer: Viewer) -> list[dict[str, Any]]:
+        # One tools/list for both eras: the conversation argument is always offered, and is
+        # read only on requests without a protocol session.
+        tools = self._tools_for(viewer)
+        return tools.schemas("mcp", tools=self.tool_names, conversation=True)
 
     async def _list_tools(
         self, ctx: ServerRequestContext[Any, Any], params: PaginatedRequestParams | None
     ) -> ListToolsResult:
-        schemas = self._tools_for(self.viewer_of(ctx)).schemas("mcp", tools=self.tool_names)
+        schemas = self._schemas(self.viewer_of(ctx))
         tools = [
             Tool(
                 name=s["name"],
@@ -386,22 +410,59 @@ class SkillServer:
         if params.name not in self.tool_names:
             raise MCPError(code=INVALID_PARAMS, message=f"Unknown tool: {clip(params.name)}")
         viewer = self.viewer_of(ctx)
-        tools = self._tools_for(viewer)
         arguments = dict(params.arguments or {})
+        sessionless = self._request_scoped(ctx)
+        minted: str | None = None
+        if sessionless:
+            # No protocol session: state that spans calls lives under a conversation handle.
+            owner = owner_of(viewer.headers.get("authorization"))
+            given = arguments.get("conversation")
+            if isinstance(given, str) and given.strip():
+                check = self.handles.verify(given, owner)
+                if check.key is None:
+                    return self._refused_handle(params.name, check.problem or "malformed", owner)
+                viewer = dataclasses.replace(viewer, session=check.key)
+                sessionless = False
+            elif params.name in STATEFUL_TOOLS:
+                mint = self.handles.mint(owner)
+                minted, viewer = mint.handle, dataclasses.replace(viewer, session=mint.key)
+                sessionless = False
+        tools = self._tools_for(viewer)
         try:
             result = await anyio.to_thread.run_sync(lambda: tools.call(params.name, arguments))
         finally:
-            if self.workspaces is not None and self._request_scoped(ctx):
-                # Nothing can name this request's session again: its workspace ends with it.
-                await anyio.to_thread.run_sync(self.workspaces.close, viewer.session)
-        # Clients that read structuredContent (pydantic-ai, openai-agents with
-        # use_structured_content) give the model that alone: it carries the same text.
-        structured = {"status": result.status, **(result.data or {}), "text": result.content}
-        return CallToolResult(
-            content=[TextContent(type="text", text=result.content)],
-            structured_content=structured,
-            is_error=result.is_error,
+            if sessionless:
+                # Nothing can name this request's state again: it ends with the request.
+                await self.end_session(viewer.session)
+        return _tool_result(result, minted)
+
+    def _refused_handle(self, tool: str, problem: str, owner: str) -> CallToolResult:
+        fresh = self.handles.mint(owner).handle
+        why = {
+            "expired": "has expired",
+            "forged": "was not issued by this server to you",
+            "malformed": "is not a conversation handle",
+        }.get(problem, "is not valid")
+        text = (
+            f"The `conversation` handle you passed {why}, so nothing was done. Use this fresh "
+            f"handle from now on; skills loaded under the old one are gone, so call skill_load "
+            f"again with it before {tool} if you need them.\n\nconversation: {fresh}"
         )
+        return CallToolResult(
+            content=[TextContent(type="text", text=text)],
+            structured_content={"status": "recoverable", "conversation": fresh, "text": text},
+            is_error=True,
+        )
+
+    async def end_session(self, key: str) -> None:
+        """Forget a session: its tool state, its workspace, its list-change subscription."""
+        self._sessions.pop(key, None)
+        try:
+            await anyio.to_thread.run_sync(self.store.delete_session, key)
+        except StoreError:  # the state expires with the store's TTL anyway
+            logger.warning("could not delete the state of an ended session", exc_info=True)
+        if self.workspaces is not None:
+            await anyio.to_thread.run_sync(self.workspaces.close, key)
 
     # -- prompts -------------------------------------------------------------------------
 
@@ -522,6 +583,25 @@ def _apply_extension(server: Server[Any], extension: Extension) -> None:
     for method in extension.methods():
         server.add_request_handler(method.method, method.params_type, method.handler)
     server.extensions[extension.identifier] = extension.settings()
+
+
+def _tool_result(result: ToolResult, minted: str | None) -> CallToolResult:
+    text = result.content
+    structured = {"status": result.status, **(result.data or {})}
+    if minted is not None:
+        text += (
+            f"\n\nconversation: {minted}\n(Pass this handle as the `conversation` argument "
+            "of every later skill_load, skill_select_docs, skill_unload and workspace_exec call.)"
+        )
+        structured["conversation"] = minted
+    # Clients that read structuredContent (pydantic-ai, openai-agents with
+    # use_structured_content) give the model that alone: it carries the same text.
+    structured["text"] = text
+    return CallToolResult(
+        content=[TextContent(type="text", text=text)],
+        structured_content=structured,
+        is_error=result.is_error,
+    )
 
 
 def _prompt(skill: Skill) -> Prompt:

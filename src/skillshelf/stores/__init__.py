@@ -16,7 +16,7 @@ the documents mean; session state builds on top of them.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Final
 
 from skillshelf._lazy import lazy_attributes
 from skillshelf.errors import ConfigError
@@ -28,6 +28,7 @@ if TYPE_CHECKING:
     from skillshelf.stores.sqlite import SQLiteStore
 
 __all__ = [
+    "STATE_TTL_S",
     "Doc",
     "MemoryStore",
     "RedisStore",
@@ -48,7 +49,10 @@ _LAZY = {
 _URL_FORMS = "'memory:', 'sqlite:PATH', 'sqlite:///PATH' or 'redis://host:port/db'"
 
 
-def open_store(url: str | None) -> SessionStore:
+STATE_TTL_S: Final = 3600  # an hour idle: a conversation paused for lunch keeps its loads
+
+
+def open_store(url: str | None, *, ttl_s: float | None = None) -> SessionStore:
     """Open the store a URL names.
 
     Args:
@@ -56,6 +60,9 @@ def open_store(url: str | None) -> SessionStore:
             ``sqlite:///PATH`` for a SQLite file (relative paths resolve against the working
             directory; ``sqlite:////abs/path`` is absolute); ``redis://host:port/db`` or
             ``rediss://…`` for Redis.
+        ttl_s: When set, a document expires this many seconds after its last read or update
+            (natively in Redis, by an expiry column in SQLite); None keeps documents until
+            they are deleted.
 
     Raises:
         ConfigError: The URL has an unknown scheme or no path.
@@ -65,15 +72,15 @@ def open_store(url: str | None) -> SessionStore:
     if url is None or url in ("memory:", "memory://"):
         from skillshelf.stores.memory import MemoryStore
 
-        return MemoryStore()
+        return MemoryStore(ttl_s=ttl_s)
     if url.startswith(("redis://", "rediss://")):
         from skillshelf.stores.redis import RedisStore
 
-        return RedisStore(url)
+        return RedisStore(url, ttl_s=ttl_s)
     if url.startswith("sqlite:"):
         from skillshelf.stores.sqlite import SQLiteStore
 
-        return SQLiteStore(_sqlite_path(url))
+        return SQLiteStore(_sqlite_path(url), ttl_s=ttl_s)
     raise ConfigError(f"Unknown session store URL {url!r}; expected {_URL_FORMS}.")
 
 

@@ -86,6 +86,11 @@ def _check_id(what: str, value: object) -> None:
         raise UsageError(f"The {what} id must be valid Unicode text.") from None
 
 
+def _check_ttl(ttl_s: float | None) -> None:
+    if ttl_s is not None and not ttl_s > 0:
+        raise UsageError(f"ttl_s must be a positive number of seconds or None, not {ttl_s}.")
+
+
 def _check_ids(session: str, agent: str) -> None:
     _check_id("session", session)
     _check_id("agent", agent)

@@ -62,7 +62,7 @@ _BACKOFF_BASE_S = 0.001
 _BACKOFF_CAP_S = 0.05
 
 # KEYS: the document, the session's agents set, the sessions index.
-# ARGV: session, agent, the JSON read before fn ran, the JSON to write, TTL seconds, index
+# ARGV: session, agent, the JSON read before fn ran, the JSON to write, TTL milliseconds, index
 # score, and the exclusive upper score of expired index entries. A document's JSON is never
 # empty, so '' stands for "absent" (expected), "delete" (new) and "no TTL" (ttl).
 # Returns 1 when written; otherwise the document as it is now ('' when absent), so the retry
@@ -85,15 +85,27 @@ end
 if ttl == '' then
   redis.call('SET', doc, new)
 else
-  redis.call('SET', doc, new, 'EX', ttl)
+  redis.call('SET', doc, new, 'PX', ttl)
 end
 redis.call('SADD', agents, agent)
 redis.call('ZADD', sessions, 'GT', score, session)
 if ttl ~= '' then
-  redis.call('EXPIRE', agents, ttl)
+  redis.call('PEXPIRE', agents, ttl)
   redis.call('ZREMRANGEBYSCORE', sessions, '-inf', stale)
 end
 return 1
+"""
+
+# A read that starts the TTL again. KEYS: the document, the agents set, the sessions index.
+# ARGV: session, TTL milliseconds, index score. Returns the document's JSON (nil when absent).
+_TOUCH = """
+local doc = redis.call('GET', KEYS[1])
+if doc then
+  redis.call('PEXPIRE', KEYS[1], ARGV[2])
+  redis.call('PEXPIRE', KEYS[2], ARGV[2])
+  redis.call('ZADD', KEYS[3], 'XX', 'GT', ARGV[3], ARGV[1])
+end
+return doc
 """
 
 
@@ -103,7 +115,8 @@ class RedisStore:
     Args:
         url: A ``redis://host:port/db`` or ``rediss://…`` URL (any form redis-py accepts).
         prefix: Prepended to every key, so several deployments can share a database.
-        ttl_s: When set, a session's documents expire this many seconds after its last update.
+        ttl_s: When set, a session's documents expire this many seconds after their last
+            read or update (Redis expires them itself: ``PX``/``PEXPIRE``).
         max_attempts: Compare-and-set attempts per update (and ``WATCH`` attempts per
             :meth:`delete_session`) before :class:`StoreConflictError`.
 
@@ -116,7 +129,7 @@ class RedisStore:
         url: str,
         *,
         prefix: str = "skillshelf:",
-        ttl_s: int | None = None,
+        ttl_s: float | None = None,
         max_attempts: int = _MAX_ATTEMPTS,
     ) -> None:
         try:
@@ -134,9 +147,11 @@ class RedisStore:
         self._redis_error = redis.RedisError
         # Only hashes the script: nothing reaches the server until the first update.
         self._compare_and_set: Script = self._client.register_script(_COMPARE_AND_SET)
+        self._touch: Script = self._client.register_script(_TOUCH)
         self._prefix = prefix
         self._sessions_key = f"{prefix}sessions"
         self._ttl_s = ttl_s
+        self._ttl_ms = None if ttl_s is None else max(1, round(ttl_s * 1000))
         self._max_attempts = max_attempts
         self._guard = _ReentryGuard()
         self._closed = False
@@ -145,8 +160,16 @@ class RedisStore:
         """Return a fresh copy of the document, or None when there is none."""
         _check_ids(session, agent)
         self._check_usable()
+        key = self._doc_key(session, agent)
         with self._talking():
-            raw = cast("str | None", self._client.get(self._doc_key(session, agent)))
+            if self._ttl_ms is None:
+                raw = cast("str | None", self._client.get(key))
+            else:  # reading is using: the TTL starts again
+                keys = [key, self._agents_key(session), self._sessions_key]
+                until = repr(time.time() + (self._ttl_s or 0))
+                raw = cast(
+                    "str | None", self._touch(keys=keys, args=[session, self._ttl_ms, until])
+                )
         return _decode(raw)
 
     def update(self, session: str, agent: str, fn: Updater) -> Doc | None:
@@ -218,7 +241,7 @@ class RedisStore:
             score = "+inf"
         else:
             now = time.time()
-            ttl, score, stale = str(self._ttl_s), repr(now + self._ttl_s), f"({now!r}"
+            ttl, score, stale = str(self._ttl_ms), repr(now + self._ttl_s), f"({now!r}"
         args = [session, agent, read or "", encoded, ttl, score, stale]
         # Script.__call__ sends EVALSHA and, on NOSCRIPT, loads the script and sends it again.
         result: int | str = self._compare_and_set(keys=keys, args=args)

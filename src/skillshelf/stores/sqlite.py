@@ -11,7 +11,7 @@ import sqlite3
 import threading
 import time
 import weakref
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -22,6 +22,7 @@ from skillshelf.stores.base import (
     Updater,
     _check_id,
     _check_ids,
+    _check_ttl,
     _decode,
     _encode,
     _ReentryGuard,
@@ -32,8 +33,9 @@ __all__ = ["SQLiteStore"]
 # How long a writer waits for another process's transaction before failing with "database is
 # locked": updates are short, so only a stuck or heavily overloaded writer ever takes this long.
 _BUSY_TIMEOUT_MS = 30_000
-_SCHEMA_VERSION = 1
-_SCHEMA = """
+_SCHEMA_VERSION = 2
+# Version 1 had no expiry; version 2 adds expires_at (Unix seconds, NULL = never) and its index.
+_SCHEMA_V1 = """
 CREATE TABLE IF NOT EXISTS docs (
     session TEXT NOT NULL,
     agent TEXT NOT NULL,
@@ -42,9 +44,22 @@ CREATE TABLE IF NOT EXISTS docs (
     PRIMARY KEY (session, agent)
 ) WITHOUT ROWID
 """
+_MIGRATE_V2 = (
+    "ALTER TABLE docs ADD COLUMN expires_at REAL",
+    "CREATE INDEX IF NOT EXISTS docs_expiry ON docs (expires_at) WHERE expires_at IS NOT NULL",
+)
 _UPSERT = """
-INSERT INTO docs (session, agent, doc, updated_at) VALUES (?, ?, ?, ?)
-ON CONFLICT (session, agent) DO UPDATE SET doc = excluded.doc, updated_at = excluded.updated_at
+INSERT INTO docs (session, agent, doc, updated_at, expires_at) VALUES (?, ?, ?, ?, ?)
+ON CONFLICT (session, agent) DO UPDATE
+SET doc = excluded.doc, updated_at = excluded.updated_at, expires_at = excluded.expires_at
+"""
+_LIVE = "(expires_at IS NULL OR expires_at > ?)"
+# Expired rows are deleted a batch at a time by writers, so no write pays for a large backlog.
+_PURGE_BATCH = 200
+_PURGE = f"""
+DELETE FROM docs WHERE (session, agent) IN (
+    SELECT session, agent FROM docs WHERE expires_at <= ? LIMIT {_PURGE_BATCH}
+)
 """
 
 
@@ -54,12 +69,28 @@ class SQLiteStore:
     Thread-safe (one connection per thread) and safe for several processes sharing the file
     on one machine. Not for network filesystems, whose locking SQLite cannot rely on.
 
+    Args:
+        path: The database file.
+        ttl_s: When set, a document expires this many seconds after its last read or update;
+            expired rows are invisible at once and deleted by later writes, a bounded batch at
+            a time.
+        clock: Unix seconds now (tests pass a fake one).
+
     Raises:
         StoreError: The file cannot be opened as a database, or a newer skillshelf wrote it.
     """
 
-    def __init__(self, path: str | Path) -> None:
+    def __init__(
+        self,
+        path: str | Path,
+        *,
+        ttl_s: float | None = None,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        _check_ttl(ttl_s)
         self.path = Path(path)
+        self._ttl_s = ttl_s
+        self._clock = clock
         self._local = threading.local()
         self._connections: set[sqlite3.Connection] = set()
         self._lock = threading.Lock()
@@ -78,12 +109,18 @@ class SQLiteStore:
         """Return a fresh copy of the document, or None when there is none."""
         _check_ids(session, agent)
         self._guard.check()
+        now = self._clock()
         with self._talking():
-            row = (
-                self._connection()
-                .execute("SELECT doc FROM docs WHERE session = ? AND agent = ?", (session, agent))
-                .fetchone()
-            )
+            conn = self._connection()
+            row = conn.execute(
+                f"SELECT doc FROM docs WHERE session = ? AND agent = ? AND {_LIVE}",
+                (session, agent, now),
+            ).fetchone()
+            if row and self._ttl_s is not None:  # reading is using: the TTL starts again
+                conn.execute(
+                    "UPDATE docs SET expires_at = ? WHERE session = ? AND agent = ?",
+                    (now + self._ttl_s, session, agent),
+                )
         return _decode(row[0]) if row else None
 
     def update(self, session: str, agent: str, fn: Updater) -> Doc | None:
@@ -93,8 +130,10 @@ class SQLiteStore:
             conn = self._connection()
             conn.execute("BEGIN IMMEDIATE")
             try:
+                now = self._clock()
                 row = conn.execute(
-                    "SELECT doc FROM docs WHERE session = ? AND agent = ?", (session, agent)
+                    f"SELECT doc FROM docs WHERE session = ? AND agent = ? AND {_LIVE}",
+                    (session, agent, now),
                 ).fetchone()
                 new = fn(_decode(row[0]) if row else None)
                 if new is None:
@@ -102,7 +141,9 @@ class SQLiteStore:
                         "DELETE FROM docs WHERE session = ? AND agent = ?", (session, agent)
                     )
                 else:
-                    conn.execute(_UPSERT, (session, agent, _encode(new), time.time()))
+                    expires = None if self._ttl_s is None else now + self._ttl_s
+                    conn.execute(_UPSERT, (session, agent, _encode(new), now, expires))
+                conn.execute(_PURGE, (now,))
                 conn.execute("COMMIT")
             except BaseException:  # broad on purpose: anything, ^C too, rolls back; re-raised
                 if conn.in_transaction:
@@ -121,7 +162,11 @@ class SQLiteStore:
         """Return the ids of the sessions that hold at least one document, sorted."""
         self._guard.check()
         with self._talking():
-            rows = self._connection().execute("SELECT DISTINCT session FROM docs").fetchall()
+            rows = (
+                self._connection()
+                .execute(f"SELECT DISTINCT session FROM docs WHERE {_LIVE}", (self._clock(),))
+                .fetchall()
+            )
         return sorted(row[0] for row in rows)
 
     def close(self) -> None:
@@ -175,8 +220,12 @@ class SQLiteStore:
                     f"{self.path} holds session store schema {version}; this skillshelf "
                     f"knows up to {_SCHEMA_VERSION}. Upgrade skillshelf."
                 )
+            if version < 1:
+                conn.execute(_SCHEMA_V1)
+            if version < 2:
+                for statement in _MIGRATE_V2:
+                    conn.execute(statement)
             if version < _SCHEMA_VERSION:
-                conn.execute(_SCHEMA)
                 conn.execute(f"PRAGMA user_version = {_SCHEMA_VERSION}")
             conn.execute("COMMIT")
         except BaseException:  # broad on purpose: anything, ^C too, rolls back; re-raised

@@ -193,15 +193,24 @@ class SkillTools:
         return skill
 
     def schemas(
-        self, format: SchemaFormat = "openai", *, tools: Sequence[str] | None = None
+        self,
+        format: SchemaFormat = "openai",
+        *,
+        tools: Sequence[str] | None = None,
+        conversation: bool = False,
     ) -> list[dict[str, Any]]:
-        """Tool schemas in a provider's shape, with ``skill`` an enum of the visible names."""
+        """Tool schemas in a provider's shape, with ``skill`` an enum of the visible names.
+
+        ``conversation`` advertises the stateful tools' ``conversation`` handle argument (for
+        a sessionless MCP server; this class itself never reads it).
+        """
         from skillshelf.tools import spec as toolspec
 
         defs = toolspec.tool_definitions(
             skill_names=self._visible_names(),
             tools=self.tool_names if tools is None else tools,
             enum_limit=self.enum_limit,
+            conversation=conversation,
         )
         exporters = {
             "openai": toolspec.to_openai,

@@ -26,7 +26,9 @@ from skillshelf.errors import UsageError, unknown_skill_message
 
 __all__ = [
     "ALL_TOOLS",
+    "CONVERSATION_ADVICE",
     "SKILL_TOOLS",
+    "STATEFUL_TOOLS",
     "UNKNOWN_SKILL_ADVICE",
     "ArgumentProblem",
     "ParsedArgs",
@@ -71,6 +73,26 @@ _Docs = Annotated[
     Field(max_length=_MAX_ENTRIES, description="Document paths relative to the skill directory."),
 ]
 _AllDocs = Annotated[bool, Field(description="Include every document of the skill.")]
+_MAX_HANDLE = 200
+_Conversation = Annotated[
+    str | None,
+    StringConstraints(max_length=_MAX_HANDLE),
+    Field(
+        description=(
+            "The conversation handle an earlier result gave you (a line 'conversation: c1.…'). "
+            "Pass it back unchanged; omit it only on your first stateful call, whose result "
+            "gives you one."
+        )
+    ),
+]
+# The tools whose effect lasts beyond their own call; on a protocol without sessions they
+# take a server-minted conversation handle (see skillshelf.mcpserver.handles).
+STATEFUL_TOOLS: Final = ("skill_load", "skill_select_docs", "skill_unload", "workspace_exec")
+CONVERSATION_ADVICE: Final = (
+    " Pass the `conversation` handle from an earlier result back in every later call of "
+    "skill_load, skill_select_docs, skill_unload and workspace_exec; without it the server "
+    "forgets what you loaded."
+)
 
 
 class ToolArgs(BaseModel):
@@ -112,6 +134,7 @@ class SkillLoadArgs(ToolArgs):
     skill: _Skill
     docs: _Docs = []
     include_all_docs: _AllDocs = False
+    conversation: _Conversation = None
 
 
 class SkillListDocsArgs(ToolArgs):
@@ -132,6 +155,7 @@ class SkillSelectDocsArgs(ToolArgs):
     mode: Annotated[
         Literal["add", "replace", "clear"], Field(description="How to change the selection.")
     ] = "add"
+    conversation: _Conversation = None
 
 
 class SkillReadFileArgs(ToolArgs):
@@ -154,6 +178,7 @@ class SkillUnloadArgs(ToolArgs):
     tool_name = "skill_unload"
     tool_description = "Unload a skill to free context. Call it when the task no longer needs it."
     skill: _Skill
+    conversation: _Conversation = None
 
 
 class WorkspaceExecArgs(ToolArgs):
@@ -173,6 +198,7 @@ class WorkspaceExecArgs(ToolArgs):
     stdin: Annotated[
         str | None, StringConstraints(max_length=_MAX_STDIN), Field(description="Standard input.")
     ] = None
+    conversation: _Conversation = None
 
 
 _MODELS: dict[str, type[ToolArgs]] = {
@@ -230,12 +256,18 @@ _DROPPED_KEYS = frozenset({"title", "default", "minLength", "maxLength"})
 
 
 def tool_definitions(
-    *, skill_names: Sequence[str] | None, tools: Sequence[str] | None = None, enum_limit: int = 1000
+    *,
+    skill_names: Sequence[str] | None,
+    tools: Sequence[str] | None = None,
+    enum_limit: int = 1000,
+    conversation: bool = False,
 ) -> list[ToolDef]:
     """Definitions of the given tools (default: the seven skill tools), in that order.
 
     ``skill`` is an enum of the sorted distinct ``skill_names`` when there are 1 to
-    ``enum_limit`` of them, else a plain string.
+    ``enum_limit`` of them, else a plain string. With ``conversation`` the stateful tools
+    offer the optional ``conversation`` handle argument and say how to use it (for a server
+    whose protocol has no sessions); without it the argument is accepted but not advertised.
 
     Raises:
         UsageError: an unknown tool name, a negative ``enum_limit``, or a bare string as names.
@@ -248,14 +280,19 @@ def tool_definitions(
     unknown = [t for t in selected if t not in _MODELS]
     if unknown:
         raise UsageError(f"unknown tools {unknown}; valid: {', '.join(ALL_TOOLS)}")
-    return [_definition(name, enum) for name in selected]
+    return [_definition(name, enum, conversation=conversation) for name in selected]
 
 
-def _definition(name: str, enum: list[str] | None) -> ToolDef:
+def _definition(name: str, enum: list[str] | None, *, conversation: bool) -> ToolDef:
     parameters = copy.deepcopy(_base_schema(name))
     if enum is not None and "skill" in parameters["properties"]:
         parameters["properties"]["skill"]["enum"] = list(enum)
-    return ToolDef(name, _MODELS[name].tool_description, parameters)
+    description = _MODELS[name].tool_description
+    if name in STATEFUL_TOOLS and conversation:
+        description += CONVERSATION_ADVICE
+    else:
+        parameters["properties"].pop("conversation", None)
+    return ToolDef(name, description, parameters)
 
 
 @functools.cache

@@ -1,0 +1,114 @@
+"""Conversation handles: tool state that spans calls on the sessionless 2026-07-28 protocol.
+
+That revision has no protocol sessions, so state that must outlive one request travels in a
+handle the server mints and the client passes back as an ordinary tool argument
+(``conversation``). A handle is ``c1.<id>.<expiry>.<mac>``: a random id, an expiry (Unix
+seconds) and an HMAC-SHA256 over (owner, id, expiry) with the server's secret. The owner is
+who asked: a digest of the bearer credential over HTTP with a token, a constant otherwise. A
+handle is therefore useless to another owner, cannot be forged or extended without the secret,
+and verifies on every worker that shares the secret.
+
+The state key a handle names is derived from (owner, id), never from the handle text, so a
+handle's state is reachable only through a handle that verifies.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import hmac
+import secrets
+import time
+from dataclasses import dataclass
+from typing import Final, Literal
+
+__all__ = [
+    "HANDLE_LIFETIME_S",
+    "HandleCheck",
+    "HandleMint",
+    "Handles",
+    "derive_secret",
+    "owner_of",
+]
+
+HANDLE_LIFETIME_S: Final = 24 * 3600  # a working day's conversation; state TTL is separate
+ANONYMOUS: Final = "anonymous"  # stdio, and HTTP without a token (loopback only)
+_VERSION: Final = "c1"
+_MAC_BYTES: Final = 16  # 128-bit tag: forging stays out of reach, the handle stays short
+_ID_BYTES: Final = 16
+_MAX_HANDLE: Final = 200  # a longer value is no handle of ours; not worth parsing
+
+
+def _b64(data: bytes) -> str:
+    return base64.urlsafe_b64encode(data).rstrip(b"=").decode("ascii")
+
+
+def derive_secret(token: str) -> bytes:
+    """A handle secret derived from the bearer token (workers sharing a token agree on it)."""
+    return hmac.new(token.encode(), b"skillshelf conversation handles v1", "sha256").digest()
+
+
+def owner_of(authorization: str | None) -> str:
+    """The owner principal of a request: a digest of its credential, or the anonymous owner."""
+    if not authorization:
+        return ANONYMOUS
+    return "bearer:" + hashlib.sha256(authorization.encode("utf-8", "replace")).hexdigest()[:32]
+
+
+@dataclass(frozen=True, slots=True)
+class HandleMint:
+    """A freshly minted handle and the state key it names."""
+
+    handle: str
+    key: str
+
+
+@dataclass(frozen=True, slots=True)
+class HandleCheck:
+    """The outcome of verifying a handle: its state key, or why it was refused."""
+
+    key: str | None
+    problem: Literal["malformed", "forged", "expired"] | None = None
+
+
+class Handles:
+    """Mints and verifies conversation handles with one secret.
+
+    Args:
+        secret: The HMAC key; every worker behind one load balancer needs the same one.
+        lifetime_s: How long a handle verifies after it was minted.
+    """
+
+    def __init__(self, secret: bytes, *, lifetime_s: float = HANDLE_LIFETIME_S) -> None:
+        if len(secret) < 16:
+            raise ValueError("a handle secret needs at least 16 bytes")
+        self._secret = secret
+        self.lifetime_s = lifetime_s
+
+    def mint(self, owner: str, *, now: float | None = None) -> HandleMint:
+        """A new handle for ``owner``."""
+        ident = _b64(secrets.token_bytes(_ID_BYTES))
+        expiry = str(int((time.time() if now is None else now) + self.lifetime_s))
+        handle = f"{_VERSION}.{ident}.{expiry}.{self._mac(owner, ident, expiry)}"
+        return HandleMint(handle, self._key(owner, ident))
+
+    def verify(self, handle: str, owner: str, *, now: float | None = None) -> HandleCheck:
+        """The state key of a handle ``owner`` may use, or why it may not."""
+        parts = handle.strip().split(".") if len(handle) <= _MAX_HANDLE else []
+        if len(parts) != 4 or parts[0] != _VERSION or not parts[2].isdigit():
+            return HandleCheck(None, "malformed")
+        _version, ident, expiry, mac = parts
+        if not hmac.compare_digest(mac, self._mac(owner, ident, expiry)):
+            return HandleCheck(None, "forged")
+        if int(expiry) <= (time.time() if now is None else now):
+            return HandleCheck(None, "expired")
+        return HandleCheck(self._key(owner, ident))
+
+    def _mac(self, owner: str, ident: str, expiry: str) -> str:
+        message = f"{_VERSION}\n{owner}\n{ident}\n{expiry}".encode()
+        return _b64(hmac.new(self._secret, message, "sha256").digest()[:_MAC_BYTES])
+
+    @staticmethod
+    def _key(owner: str, ident: str) -> str:
+        digest = hashlib.sha256(owner.encode()).hexdigest()[:16]
+        return f"h:{digest}:{ident}"

@@ -1,0 +1,53 @@
+"""Conversation handles: owner-bound, signed, with a lifetime."""
+
+from __future__ import annotations
+
+import pytest
+
+from skillshelf.mcpserver.handles import Handles, derive_secret, owner_of
+
+SECRET = b"k" * 32
+
+
+def test_a_handle_verifies_for_its_owner_and_names_one_stable_key() -> None:
+    handles = Handles(SECRET)
+    mint = handles.mint("alice")
+    assert handles.verify(mint.handle, "alice").key == mint.key
+    assert Handles(SECRET).verify(mint.handle, "alice").key == mint.key  # another worker
+
+
+def test_a_handle_of_another_owner_or_secret_is_refused_as_forged() -> None:
+    mint = Handles(SECRET).mint("alice")
+    assert Handles(SECRET).verify(mint.handle, "bob").problem == "forged"
+    assert Handles(b"x" * 32).verify(mint.handle, "alice").problem == "forged"
+
+
+def test_a_handle_with_an_extended_expiry_is_refused_as_forged() -> None:
+    handles = Handles(SECRET)
+    version, ident, expiry, mac = handles.mint("alice").handle.split(".")
+    later = ".".join((version, ident, str(int(expiry) + 10**6), mac))
+    assert handles.verify(later, "alice").problem == "forged"
+
+
+def test_a_handle_expires_after_its_lifetime() -> None:
+    handles = Handles(SECRET, lifetime_s=60)
+    mint = handles.mint("alice", now=1000.0)
+    assert handles.verify(mint.handle, "alice", now=1059.0).key == mint.key
+    assert handles.verify(mint.handle, "alice", now=1060.0).problem == "expired"
+
+
+@pytest.mark.parametrize("text", ["", "c1", "c1.a.b.c", "x" * 10_000, "c2.a.1.b", "c1.a.1.b.c"])
+def test_text_that_is_no_handle_is_refused_as_malformed_or_forged(text: str) -> None:
+    assert Handles(SECRET).verify(text, "alice").key is None
+
+
+def test_owners_are_digests_of_the_credential_and_secrets_derive_from_the_token() -> None:
+    assert owner_of(None) == owner_of("") == "anonymous"
+    assert owner_of("Bearer a") != owner_of("Bearer b")
+    assert "Bearer" not in owner_of("Bearer a")
+    assert derive_secret("t") == derive_secret("t") != derive_secret("u")
+
+
+def test_a_short_secret_is_refused() -> None:
+    with pytest.raises(ValueError, match="16 bytes"):
+        Handles(b"short")
