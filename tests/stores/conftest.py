@@ -7,8 +7,8 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
-from redis_servers import RestartableRedis, free_port, redis_server_binary, running_redis
 
+from redis_servers import RestartableRedis, free_port, redis_server_binary, running_redis
 from skillshelf.stores import SessionStore
 from skillshelf.stores.memory import MemoryStore
 from skillshelf.stores.redis import RedisStore

@@ -13,8 +13,8 @@ from typing import Any
 import pytest
 import redis
 from redis.connection import AbstractConnection
-from redis_servers import RestartableRedis
 
+from redis_servers import RestartableRedis
 from skillshelf.stores import Doc
 from skillshelf.stores.redis import RedisStore
 

@@ -7,8 +7,8 @@ import sqlite3
 from pathlib import Path
 
 import pytest
-from redis_servers import RestartableRedis
 
+from redis_servers import RestartableRedis
 from skillshelf.agent.loop import Agent
 from skillshelf.repository import Repository
 from skillshelf.stores.redis import RedisStore
