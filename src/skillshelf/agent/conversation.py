@@ -39,7 +39,7 @@ from skillshelf.agent.results import (
 from skillshelf.agent.trace import Trace, digest, span
 from skillshelf.core.session import SessionState, call_signature, grade_failure
 from skillshelf.core.slash import SlashCommand, SlashCommandError, expand, parse_commands
-from skillshelf.errors import SkillshelfError, ToolError
+from skillshelf.errors import SkillshelfError, ToolError, clip
 from skillshelf.models import ModelRequest, ModelResponse, TextSink, TransientModelError, Usage
 from skillshelf.skills.content import render_load
 from skillshelf.tools.skill_tools import SkillTools
@@ -431,7 +431,7 @@ class Conversation:
         for call in response.tool_calls:
             if call_signature(call.name, call.arguments) in run.fatal:
                 raise RepeatedToolFailureError(
-                    f"The model repeated the call {call.name}({_clip(call.arguments)}) after it "
+                    f"The model repeated the call {call.name}({clip(call.arguments)}) after it "
                     "was answered as fatal; stopping. The tool kept failing for this request."
                 )
 
@@ -471,7 +471,7 @@ class Conversation:
                 available = ", ".join([*self.model_tools.tool_names, *run.offered])
                 status, content, arguments = (
                     "recoverable",
-                    f"Unknown tool {_clip(call.name)!r}. Available tools: {available}.",
+                    f"Unknown tool {clip(call.name)!r}. Available tools: {available}.",
                     call.arguments,
                 )
             if status == "recoverable" and not graded:
@@ -533,7 +533,7 @@ class Conversation:
         except Exception as exc:  # broad on purpose: a caller's tool must not crash the run
             logger.exception("user tool %s failed (session %r)", tool.name, self.session_id)
             message = (
-                f"The tool {tool.name} failed: {type(exc).__name__}: {_clip(str(exc))}. Stop "
+                f"The tool {tool.name} failed: {type(exc).__name__}: {clip(str(exc))}. Stop "
                 "retrying it and tell the user it failed."
             )
             return "fatal", message, validated
@@ -596,10 +596,6 @@ def _text(value: Any) -> str:
     if len(text) > MAX_RESULT_CHARS:
         text = text[:MAX_RESULT_CHARS] + f"\n[… cut: the result had {len(text)} characters]"
     return text
-
-
-def _clip(text: str, limit: int = 200) -> str:
-    return text if len(text) <= limit else text[:limit] + "…"
 
 
 def _ms(started: float) -> float:

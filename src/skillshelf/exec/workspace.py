@@ -35,7 +35,7 @@ from pathlib import Path
 from typing import Any, Final, Literal
 
 from skillshelf.core.mime import OCTET_STREAM, guess_mime
-from skillshelf.errors import SkillshelfError, ToolRetry, UsageError
+from skillshelf.errors import SkillshelfError, ToolRetry, UsageError, clip
 from skillshelf.exec.runner import DEFAULT_OUTPUT_CAP, Executor, Limits, RunSpec
 from skillshelf.skills.paths import safe_join
 from skillshelf.skills.skill import Skill
@@ -282,13 +282,13 @@ class Workspace:
         cleaned = pattern.strip().replace("\\", "/")
         parts = [p for p in cleaned.split("/") if p not in ("", ".")]
         if not parts or cleaned.startswith(("/", "~")) or ".." in parts or "\0" in cleaned:
-            shown = escape_name(_clip(pattern))
+            shown = escape_name(clip(pattern))
             notes.append(f"{shown!r}: refused (globs are relative to the workspace, no '..')")
             return []
         walk = _GlobWalk(notes)
         walk.run(root_fd, "", parts)
         if not walk.found and not walk.links:
-            notes.append(f"{escape_name(_clip(pattern))!r}: no file matched")
+            notes.append(f"{escape_name(clip(pattern))!r}: no file matched")
         return sorted(walk.found)
 
 
@@ -657,7 +657,7 @@ def check_allowed(policy: ExecPolicy, argv: Sequence[str]) -> None:
     if os.path.basename(program) not in policy.allowed_commands:
         allowed = ", ".join(policy.allowed_commands) or "none"
         raise ToolRetry(
-            f"Refused: {_clip(program)!r} is not an allowed command (allowed: {allowed})."
+            f"Refused: {clip(program)!r} is not an allowed command (allowed: {allowed})."
         )
 
 
@@ -720,8 +720,3 @@ def execute(
         executor=executor.name,
         notes=notes,
     )
-
-
-def _clip(text: str, limit: int = 200) -> str:
-    """A model-supplied word, bounded for the message that echoes it."""
-    return text if len(text) <= limit else text[:limit] + f"… ({len(text)} chars)"
