@@ -62,7 +62,14 @@ def safe_join(base: Path, relative: str) -> Path:
 
 def _join(base: Path, relative: str) -> tuple[Path, str]:
     """Return the resolved path and the normalised POSIX relative path ("." for base)."""
-    return _join_under(base.resolve(), relative)
+    return _join_under(_resolved_folder(base, relative), relative)
+
+
+def _resolved_folder(base: Path, relative: str) -> Path:
+    try:
+        return base.resolve()
+    except (OSError, RuntimeError) as exc:  # swapped or removed while being resolved
+        raise _refused(relative, "the skill folder cannot be resolved") from exc
 
 
 def _join_under(root: Path, relative: str) -> tuple[Path, str]:
@@ -192,7 +199,7 @@ def open_skill_file(
             ``"missing"`` for a missing file or a directory, ``"unreadable"`` for anything
             that is not a regular file or that the operating system denies.
     """
-    root = Path(os.path.abspath(skill_dir)) if anchored else skill_dir.resolve()
+    root = Path(os.path.abspath(skill_dir)) if anchored else _resolved_folder(skill_dir, relative)
     path, shown = _join_under(root, relative)
     clipped = clip(shown, _SHOWN_PATH_CHARS)
     inside = path.relative_to(root).as_posix()

@@ -217,7 +217,10 @@ class _RealRoot:
 
     def get(self) -> str:
         if self._real is None:
-            self._real = os.path.realpath(self._root)
+            try:
+                self._real = os.path.realpath(self._root)
+            except OSError:  # a link on the way swapped out meanwhile: contain to the name
+                self._real = os.path.abspath(self._root)
         return self._real
 
 
@@ -300,10 +303,12 @@ def resolve_inside(path: str, root: str) -> tuple[str | None, Literal["file", "d
     ``root`` itself) and kind, or ``(None, None)`` when it leads outside or nowhere. Only a
     decision about names: open what it returns with :func:`open_beneath`.
     """
-    real = os.path.realpath(path)
-    if real != root and not real.startswith(root.rstrip(os.sep) + os.sep):
-        return None, None
     try:
+        # realpath itself raises when a link on the way is swapped out between its lstat and
+        # readlink: a link that leads nowhere at this moment.
+        real = os.path.realpath(path)
+        if real != root and not real.startswith(root.rstrip(os.sep) + os.sep):
+            return None, None
         mode = os.lstat(real).st_mode  # realpath leaves a loop's last link unresolved
     except OSError:
         return None, None
