@@ -21,6 +21,8 @@ from skillshelf.exec.runner import BwrapExecutor, Executor, LocalExecutor, bwrap
 from skillshelf.exec.workspace import Workspace
 
 TEST_IMAGE = os.environ.get("SKILLSHELF_TEST_IMAGE", "skillshelf-test:bookworm")
+# SKILLSHELF_TEST_RUNTIME=runsc runs every docker test on gVisor instead of the engine's default.
+TEST_RUNTIME = os.environ.get("SKILLSHELF_TEST_RUNTIME") or None
 
 
 def _unavailable(what: str, problem: str) -> NoReturn:
@@ -41,10 +43,10 @@ def bwrap() -> BwrapExecutor:
 def docker() -> Iterator[Executor]:
     from skillshelf.exec.container import DockerExecutor, docker_available
 
-    problem = docker_available(image=TEST_IMAGE)
+    problem = docker_available(image=TEST_IMAGE, runtime=TEST_RUNTIME)
     if problem is not None:
         _unavailable("container executor", problem)
-    executor = DockerExecutor(image=TEST_IMAGE)
+    executor = DockerExecutor(image=TEST_IMAGE, runtime=TEST_RUNTIME)
     yield executor
     executor.close()
 

@@ -17,7 +17,7 @@ from skillshelf.cli import main
 from skillshelf.exec.container import LABEL, DockerExecutor, container_config, docker_available
 from skillshelf.exec.executors import select_executor
 from skillshelf.exec.runner import Executor, Limits, RunSpec, SandboxUnavailableError
-from skillshelf.exec.workspace import Workspace, execute, shell_command
+from skillshelf.exec.workspace import ExecPolicy, Workspace, execute, shell_command
 from skillshelf.repository import Repository
 from skillshelf.testing import make_skill
 
@@ -77,6 +77,7 @@ def test_network_and_a_runtime_only_when_asked(tmp_path: Path) -> None:
     spec = RunSpec(["true"], root=tmp_path, cwd=tmp_path, network=True)
     host = container_config(spec, image="i", user="1:1", runtime="runsc")["HostConfig"]
     assert host["NetworkMode"] == "default" and host["Runtime"] == "runsc"
+    assert "PidsLimit" not in host  # gVisor's own threads would count; it applies nproc itself
     assert "Runtime" not in _config(tmp_path)["HostConfig"]  # type: ignore[operator]
 
 
@@ -142,7 +143,9 @@ def test_a_term_ignoring_command_is_killed_after_the_grace(
     assert result.timed_out and result.exit_code == -9
 
 
-def test_gvisor_runs_scripts_without_network(docker: DockerExecutor, workspace: Workspace) -> None:
+def test_gvisor_runs_scripts_without_network_and_bounds_a_fork_bomb(
+    docker: DockerExecutor, workspace: Workspace
+) -> None:
     runtimes = docker.client.info().get("Runtimes") or {}
     if "runsc" not in runtimes:
         if os.environ.get("CI"):
@@ -152,6 +155,14 @@ def test_gvisor_runs_scripts_without_network(docker: DockerExecutor, workspace: 
     code = "import socket, yaml; print(len(socket.if_nameindex()), yaml.safe_load('[1]'))"
     result = execute(workspace, gvisor, ["python3", "-c", code])
     assert (result.exit_code, result.stdout.strip()) == (0, "1 [1]"), result.stderr
+    bomb = (
+        "import os,time\nn=0\ntry:\n while True:\n  if os.fork()==0:\n"
+        "   time.sleep(60); os._exit(0)\n  n+=1\nexcept OSError:\n print('blocked', n)\n"
+    )
+    policy = ExecPolicy(limits=Limits(processes=64))
+    result = execute(workspace, gvisor, ["python3", "-c", bomb], policy=policy, timeout_s=30)
+    words = result.stdout.split()
+    assert words[0] == "blocked" and int(words[1]) < 64, result.stderr
     gvisor.close()  # type: ignore[attr-defined]
 
 

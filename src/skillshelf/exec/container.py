@@ -61,6 +61,10 @@ API_TIMEOUT_S: Final = 60.0
 TMPFS_OPTIONS: Final = "rw,nosuid,nodev,size=64m,mode=1777"
 # Marks the containers this executor creates (find leftovers: docker ps -af label=…).
 LABEL: Final = "io.skillshelf.exec"
+# Runtimes whose container cgroup holds the runtime's own kernel threads, not the command's
+# processes: a pids limit there starves gVisor's kernel (the sandbox dies, exit status 2), and
+# gVisor applies RLIMIT_NPROC to the command's processes itself.
+USERSPACE_KERNELS: Final = frozenset({"runsc"})
 _DOCS: Final = "see docs/executors.md"
 _DEFAULT_SOCKET: Final = "unix:///var/run/docker.sock"
 
@@ -102,7 +106,6 @@ def container_config(
         "Init": True,  # a real PID 1: zombies reaped, SIGTERM passed on to the command
         "Memory": limits.address_space,
         "MemorySwap": limits.address_space,  # the same figure: no swap on top
-        "PidsLimit": limits.processes,
         "NanoCpus": int(cpus * 1e9),
         "Ulimits": [{"Name": n, "Soft": v, "Hard": v} for n, v in ulimits],
         # The output reaches skillshelf through the attach stream, capped; no log on the
@@ -111,6 +114,8 @@ def container_config(
     }
     if runtime is not None:
         host["Runtime"] = runtime
+    if runtime not in USERSPACE_KERNELS:
+        host["PidsLimit"] = limits.processes
     env = {"PATH": SANDBOX_PATH, "HOME": str(SANDBOX_ROOT), "LANG": "C.UTF-8", "TERM": "dumb"}
     env |= spec.env
     with_stdin = spec.stdin is not None
