@@ -128,6 +128,20 @@ def test_a_skill_script_writes_its_output_into_the_workspace(
     assert [(f.path, f.text) for f in result.files] == [("out/report.txt", "done")]
 
 
+def test_a_workspace_owned_by_a_user_runs_as_that_user(
+    docker: DockerExecutor, tmp_path: Path
+) -> None:
+    workspace = Workspace(tmp_path / "ws")
+    owner = os.getuid()
+    if owner == 0:  # as root, hand the workspace to a user; otherwise it is the caller's
+        owner = 4321
+        for folder in (workspace.root, workspace.work_dir, workspace.runs_dir):
+            os.chown(folder, owner, owner)
+    result = execute(workspace, docker, shell_command("id -u; touch $WORK_DIR/made"))
+    assert result.stdout.split() == [str(owner)], result.stderr
+    assert (workspace.work_dir / "made").stat().st_uid == owner
+
+
 def test_no_container_is_left_behind(docker: DockerExecutor, workspace: Workspace) -> None:
     execute(workspace, docker, shell_command("sleep 30"), timeout_s=0.5)
     execute(workspace, docker, shell_command("exit 3"))

@@ -142,6 +142,8 @@ def serve(
     signal.signal(signal.SIGHUP, signal.SIG_IGN)
     if sandbox is not None and not enable_exec:
         raise click.UsageError("--sandbox only applies with --exec")
+    if (image is not None or runtime is not None) and sandbox != "docker":
+        raise click.UsageError("--image and --runtime apply to --exec --sandbox docker only")
     executor = _executor(sandbox or "auto", image, runtime) if enable_exec else None
     import anyio
 
