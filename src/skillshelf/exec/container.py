@@ -66,6 +66,8 @@ LABEL: Final = "io.skillshelf.exec"
 # gVisor applies RLIMIT_NPROC to the command's processes itself.
 USERSPACE_KERNELS: Final = frozenset({"runsc"})
 _DOCS: Final = "see docs/executors.md"
+# A wait that fails this much before its deadline failed for another reason than the time.
+_EARLY_S: Final = 0.05
 _DEFAULT_SOCKET: Final = "unix:///var/run/docker.sock"
 
 
@@ -208,9 +210,16 @@ class DockerExecutor:
         config = container_config(
             spec, image=self.image, user=_user(spec.root), runtime=self.runtime, cpus=self.cpus
         )
+        from docker.errors import DockerException
+        from requests.exceptions import RequestException
+
         container_id = self._create(config)
         try:
             return self._supervise(container_id, spec)
+        except (DockerException, RequestException) as exc:
+            raise SandboxUnavailableError(
+                f"the Docker engine failed during the run: {clip(str(exc))}"
+            ) from exc
         finally:
             self._remove(container_id)
 
@@ -285,6 +294,10 @@ class DockerExecutor:
             # requests takes fractions of a second; the SDK's annotation says int.
             result = self.client.api.wait(container_id, timeout=remaining)  # type: ignore[arg-type]
         except (ReadTimeout, RequestsConnectionError):
+            # The SDK reports its read timeout as a connection error: only one that comes
+            # before the deadline means the engine went away.
+            if time.monotonic() + _EARLY_S < deadline:
+                raise
             return None
         return int(result.get("StatusCode", -1))
 
