@@ -19,6 +19,7 @@ import click
 from skillshelf.cli.errors import EXIT_FAILED as EXIT_FAILED
 
 if TYPE_CHECKING:
+    from skillshelf.exec.runner import Executor
     from skillshelf.repository import Repository
 
 
@@ -207,3 +208,38 @@ def table(headers: list[str], rows: list[list[str]]) -> None:
     else:
         for row in rows:
             click.echo("\t".join(row))
+
+
+def docker_options(func: F) -> F:
+    """``--image`` and ``--runtime``: the container executor's settings (``--sandbox docker``)."""
+    options = [
+        click.option(
+            "--image",
+            default=None,
+            metavar="IMAGE",
+            help="--sandbox docker: the image commands run in; it must hold the programs the "
+            "skills need (default: python:3.12-slim-bookworm).",
+        ),
+        click.option(
+            "--runtime",
+            default=None,
+            metavar="NAME",
+            help="--sandbox docker: the engine's OCI runtime, e.g. runsc (gVisor).",
+        ),
+    ]
+    for option in reversed(options):
+        func = option(func)
+    return func
+
+
+def choose_executor(sandbox: str, *, image: str | None, runtime: str | None) -> Executor:
+    """The executor ``--sandbox`` names, a fallback warning printed (SandboxUnavailableError
+    and misused options propagate: exit 1 and 2)."""
+    from skillshelf.exec.executors import select_executor
+
+    if sandbox != "docker" and (image is not None or runtime is not None):
+        raise click.UsageError("--image and --runtime apply to --sandbox docker only")
+    executor, warning = select_executor(sandbox, image=image, runtime=runtime)  # type: ignore[arg-type]
+    if warning:
+        click.echo(f"warning: {warning}", err=True)
+    return executor

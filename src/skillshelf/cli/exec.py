@@ -12,7 +12,14 @@ from typing import Any, Final
 
 import click
 
-from skillshelf.cli._common import emit_json, fail, repo_from, root_options
+from skillshelf.cli._common import (
+    choose_executor,
+    docker_options,
+    emit_json,
+    fail,
+    repo_from,
+    root_options,
+)
 
 __all__ = ["exec_"]
 
@@ -28,8 +35,10 @@ EXIT_TIMEOUT: Final = 124  # what coreutils' timeout(1) returns
     type=click.Choice(["auto", "bwrap", "local", "docker"]),
     default="auto",
     show_default=True,
-    help="Executor: auto = bwrap where it works, else local (not isolated).",
+    help="Executor: auto = bwrap where it works, else local (not isolated); docker = a "
+    "container (see --image, --runtime).",
 )
+@docker_options
 @click.option("--timeout", "timeout_s", type=click.FloatRange(min=0, min_open=True), default=60.0)
 @click.option("--collect", multiple=True, metavar="GLOB", help="Output files to report.")
 @click.option(
@@ -51,6 +60,8 @@ def exec_(
     name: str,
     command: tuple[str, ...],
     sandbox: str,
+    image: str | None,
+    runtime: str | None,
     timeout_s: float,
     collect: tuple[str, ...],
     inputs: tuple[Path, ...],
@@ -60,15 +71,11 @@ def exec_(
     **kwargs: Any,
 ) -> None:
     """Run COMMAND in NAME's workspace copy (put it after --)."""
-    from skillshelf.exec.runner import ExecutorName, select_executor
     from skillshelf.exec.workspace import ExecPolicy, WorkspaceManager, execute
 
     repo = repo_from(kwargs)
     skill = repo.get(name)  # SkillNotFoundError names the closest skills; exit 1
-    chosen: ExecutorName = sandbox  # type: ignore[assignment]  # click.Choice checked it
-    executor, warning = select_executor(chosen)
-    if warning:
-        click.echo(f"warning: {warning}", err=True)
+    executor = choose_executor(sandbox, image=image, runtime=runtime)
     manager = WorkspaceManager(workspace_dir, retention="keep" if workspace_dir else "delete")
     session = f"cli-{id(manager)}"
     policy = ExecPolicy(allow_network=allow_network, max_timeout_s=timeout_s)

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any, Final
 
 import click
 
-from skillshelf.cli._common import repo_from, root_options
+from skillshelf.cli._common import choose_executor, docker_options, repo_from, root_options
 from skillshelf.exec.workspace import MAX_LIVE_WORKSPACES, WORKSPACE_IDLE_TTL_S
 from skillshelf.stores import STATE_TTL_S
 
@@ -52,6 +52,7 @@ logger = logging.getLogger(__name__)
     default=None,
     help="Executor for --exec (default auto: bwrap where it works, else local).",
 )
+@docker_options
 @click.option(
     "--store",
     "store_url",
@@ -118,6 +119,8 @@ def serve(
     watch: bool,
     enable_exec: bool,
     sandbox: str | None,
+    image: str | None,
+    runtime: str | None,
     store_url: str | None,
     token_env: str | None,
     handle_secret_env: str | None,
@@ -139,7 +142,9 @@ def serve(
     signal.signal(signal.SIGHUP, signal.SIG_IGN)
     if sandbox is not None and not enable_exec:
         raise click.UsageError("--sandbox only applies with --exec")
-    executor = _executor(sandbox or "auto") if enable_exec else None
+    if (image is not None or runtime is not None) and sandbox != "docker":
+        raise click.UsageError("--image and --runtime apply to --exec --sandbox docker only")
+    executor = _executor(sandbox or "auto", image, runtime) if enable_exec else None
     import anyio
 
     from skillshelf.exec.workspace import WorkspaceManager
@@ -244,16 +249,13 @@ def _stop(signum: int, _frame: object) -> None:
     raise _Stopped(signum)
 
 
-def _executor(sandbox: str) -> Executor:
-    from skillshelf.exec.runner import SandboxUnavailableError, select_executor
+def _executor(sandbox: str, image: str | None, runtime: str | None) -> Executor:
+    from skillshelf.exec.runner import SandboxUnavailableError
 
     try:
-        executor, warning = select_executor(sandbox)  # type: ignore[arg-type]
+        return choose_executor(sandbox, image=image, runtime=runtime)
     except SandboxUnavailableError as exc:
         raise click.UsageError(f"--exec: {exc}") from None
-    if warning:
-        click.echo(f"warning: {warning}", err=True)
-    return executor
 
 
 def _token(var: str | None) -> str | None:

@@ -43,7 +43,6 @@ __all__ = [
     "RunSpec",
     "SandboxUnavailableError",
     "bwrap_available",
-    "select_executor",
 ]
 
 ExecutorName = Literal["auto", "bwrap", "local", "docker"]
@@ -364,25 +363,6 @@ def bwrap_available() -> str | None:
     if result.exit_code != 0:
         return f"bubblewrap does not work here: {result.stderr.strip()[:300]}"
     return None
-
-
-def select_executor(name: ExecutorName) -> tuple[Executor, str | None]:
-    """The executor for ``name`` and, for ``auto`` falling back to local, a warning.
-
-    Raises:
-        SandboxUnavailableError: ``bwrap`` was asked for and does not work, or ``docker``.
-    """
-    if name == "local":
-        return LocalExecutor(), None
-    if name == "docker":
-        raise SandboxUnavailableError("the docker executor is not available in this version")
-    problem = bwrap_available()
-    if problem is None:
-        return BwrapExecutor(), None
-    if name == "bwrap":
-        raise SandboxUnavailableError(problem)
-    warning = f"{problem}; running with the local executor, which is NOT isolated"
-    return LocalExecutor(), warning
 
 
 class _Capture:
