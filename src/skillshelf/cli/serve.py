@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any, Final
 import click
 
 from skillshelf.cli._common import repo_from, root_options
-from skillshelf.exec.workspace import MAX_LIVE_WORKSPACES, WORKSPACE_IDLE_TTL_S
+from skillshelf.exec.workspace import MAX_LIVE_WORKSPACES, WORKSPACE_IDLE_TTL_S, ExecPolicy
 from skillshelf.stores import STATE_TTL_S
 
 if TYPE_CHECKING:
@@ -51,6 +51,14 @@ logger = logging.getLogger(__name__)
     type=click.Choice(["auto", "bwrap", "local", "docker"]),
     default=None,
     help="Executor for --exec (default auto: bwrap where it works, else local).",
+)
+@click.option(
+    "--ro-path",
+    "ro_paths",
+    multiple=True,
+    metavar="PATH",
+    help="--exec: also show host PATH read-only at the same path in the sandbox (e.g. a "
+    "runtime the skills need); repeatable.",
 )
 @click.option(
     "--store",
@@ -118,6 +126,7 @@ def serve(
     watch: bool,
     enable_exec: bool,
     sandbox: str | None,
+    ro_paths: tuple[str, ...],
     store_url: str | None,
     token_env: str | None,
     handle_secret_env: str | None,
@@ -139,7 +148,10 @@ def serve(
     signal.signal(signal.SIGHUP, signal.SIG_IGN)
     if sandbox is not None and not enable_exec:
         raise click.UsageError("--sandbox only applies with --exec")
+    if ro_paths and not enable_exec:
+        raise click.UsageError("--ro-path only applies with --exec")
     executor = _executor(sandbox or "auto") if enable_exec else None
+    exec_policy = _exec_policy(ro_paths)
     import anyio
 
     from skillshelf.exec.workspace import WorkspaceManager
@@ -179,6 +191,7 @@ def serve(
         enable_exec=enable_exec,
         executor=executor,
         workspaces=workspaces,
+        exec_policy=exec_policy,
         handle_secret=secret,
     )
 
@@ -254,6 +267,15 @@ def _executor(sandbox: str) -> Executor:
     if warning:
         click.echo(f"warning: {warning}", err=True)
     return executor
+
+
+def _exec_policy(ro_paths: tuple[str, ...]) -> ExecPolicy | None:
+    if not ro_paths:
+        return None
+    for path in ro_paths:
+        if not os.path.exists(path):
+            raise click.UsageError(f"--ro-path {path}: no such file or folder")
+    return ExecPolicy(extra_ro_paths=ro_paths)
 
 
 def _token(var: str | None) -> str | None:
