@@ -47,6 +47,10 @@ WORKS: dict[str, tuple[str, str]] = {
     "os-release": ("grep -c '^ID=' /etc/os-release", "1"),
     "ca-bundle": (f"head -c {len(PEM)} {CA_BUNDLE}; echo", PEM),
     "tmp": ("echo x > $TMPDIR/f && cat $TMPDIR/f", "x"),
+    "multiprocessing": (  # needs a writable /dev/shm for its semaphores
+        "python3 -c 'import multiprocessing as m; p = m.Pool(2); print(p.map(abs, [-1, -2]))'",
+        "[1, 2]",
+    ),
     "package-metadata": (
         "python3 -c 'import importlib.metadata as m; print(bool(m.version(\"PyYAML\")))'",
         "True",
@@ -170,6 +174,19 @@ def test_a_missing_extra_read_only_path_fails_clearly(
 def test_extra_read_only_paths_the_sandbox_owns_are_refused(path: str) -> None:
     with pytest.raises(UsageError):
         ExecPolicy(extra_ro_paths=(path,))
+
+
+@pytest.mark.parametrize("prefix", ["/", "/root", "/home/someone"])
+def test_a_prefix_as_wide_as_a_home_or_the_system_is_never_mounted(
+    prefix: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(sys, "prefix", prefix)
+    monkeypatch.setattr(sys, "base_prefix", prefix)
+    monkeypatch.setattr(sys, "exec_prefix", prefix)
+    monkeypatch.setattr(sys, "base_exec_prefix", prefix)
+    monkeypatch.setattr(bwrap_profile.site, "getsitepackages", lambda: [])
+    monkeypatch.setattr(os.path, "isdir", lambda _path: True)
+    assert prefix not in [m.path for m in bwrap_profile.python_mounts()]
 
 
 def test_every_mount_is_listed_in_the_security_docs() -> None:

@@ -18,6 +18,7 @@ the process.
 from __future__ import annotations
 
 import functools
+import logging
 import os
 import shlex
 import site
@@ -31,6 +32,7 @@ __all__ = [
     "ETC_MOUNTS",
     "RESERVED_PATHS",
     "SHIM_DIR",
+    "SHM_SIZE",
     "SYSTEM_MOUNTS",
     "TMP_SIZE",
     "Mount",
@@ -100,12 +102,17 @@ ETC_MOUNTS: Final = (
 # Where the python3/python shim lives; first on the sandbox's PATH.
 SHIM_DIR: Final = "/run/skillshelf/bin"
 SANDBOX_PATH: Final = "/usr/local/bin:/usr/bin:/bin"
-# The sandbox's /tmp is memory: this caps what a command can put there.
+# The sandbox's /tmp and /dev/shm are memory: these cap what a command can put there.
 TMP_SIZE: Final = 256 << 20
+SHM_SIZE: Final = 64 << 20  # POSIX shared memory and semaphores (Python's multiprocessing)
 # Paths the sandbox makes itself; an extra read-only path may not be one of them or under one.
 RESERVED_PATHS: Final = ("/workspace", "/proc", "/dev", "/tmp", "/run/skillshelf")
 # A folder made only to hold a mount below it: enter, never list.
 _HOLDER_PERMS: Final = "0711"
+# An interpreter "prefix" this wide would show a home or the whole system: never mounted.
+_TOO_BROAD: Final = frozenset({"/", "/root", "/home", "/etc", "/var", "/opt", "/srv", "/tmp"})
+
+logger = logging.getLogger(__name__)
 
 
 def python_mounts() -> tuple[Mount, ...]:
@@ -120,7 +127,18 @@ def python_mounts() -> tuple[Mount, ...]:
         for variant in (os.path.abspath(path), os.path.realpath(path)):
             if os.path.isdir(variant) and variant not in found:
                 found.append(variant)
-    return tuple(Mount(p, why) for p in _outermost(found) if not _under(p, "/usr"))
+    kept = []
+    for path in _outermost(found):
+        if _too_broad(path):
+            logger.warning("not mounting %s in the sandbox: it is not a Python prefix alone", path)
+        elif not _under(path, "/usr"):
+            kept.append(Mount(path, why))
+    return tuple(kept)
+
+
+def _too_broad(path: str) -> bool:
+    home = os.path.expanduser("~")
+    return path in _TOO_BROAD or os.path.dirname(path) == "/home" or path == home
 
 
 def python_shim() -> bytes | None:
@@ -153,7 +171,8 @@ def filesystem_args(
         network: Whether the command gets network access (adds the network-only mounts).
         extra: Operator-chosen read-only paths (absolute); each must exist.
         shim_fd: A readable descriptor holding :func:`python_shim`'s text, or None.
-        tmp_size: bwrap knows ``--size`` (0.8 and later): cap ``/tmp`` at :data:`TMP_SIZE`.
+        tmp_size: bwrap knows ``--size`` (0.8 and later): cap ``/tmp`` at :data:`TMP_SIZE`
+            and ``/dev/shm`` at :data:`SHM_SIZE`.
 
     Raises:
         FileNotFoundError: A path in ``extra`` does not exist.
@@ -167,9 +186,10 @@ def filesystem_args(
         builder.hold(f"{SHIM_DIR}/python3")
         builder.args += ["--perms", "0555", "--ro-bind-data", str(shim_fd), f"{SHIM_DIR}/python3"]
         builder.args += ["--symlink", "python3", f"{SHIM_DIR}/python"]
-    size = ["--size", str(TMP_SIZE)] if tmp_size else []
-    builder.args += ["--proc", "/proc", "--dev", "/dev", "--perms", "1777", *size]
-    builder.args += ["--tmpfs", "/tmp"]
+    builder.args += ["--proc", "/proc", "--dev", "/dev"]
+    for where, size in (("/tmp", TMP_SIZE), ("/dev/shm", SHM_SIZE)):
+        capped = ["--size", str(size)] if tmp_size else []
+        builder.args += ["--perms", "1777", *capped, "--tmpfs", where]
     return builder.args
 
 
