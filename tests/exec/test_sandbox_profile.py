@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import site
 import ssl
 import subprocess
 import sys
@@ -184,7 +185,7 @@ def test_a_prefix_as_wide_as_a_home_or_the_system_is_never_mounted(
     monkeypatch.setattr(sys, "base_prefix", prefix)
     monkeypatch.setattr(sys, "exec_prefix", prefix)
     monkeypatch.setattr(sys, "base_exec_prefix", prefix)
-    monkeypatch.setattr(bwrap_profile.site, "getsitepackages", lambda: [])
+    monkeypatch.setattr(site, "getsitepackages", lambda: [])
     monkeypatch.setattr(os.path, "isdir", lambda _path: True)
     assert prefix not in [m.path for m in bwrap_profile.python_mounts()]
 
