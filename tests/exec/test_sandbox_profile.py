@@ -46,6 +46,9 @@ WORKS: dict[str, tuple[str, str]] = {
     "date": ("date -u -d @0 +%Y && date > /dev/null && echo ok", "1970\nok"),
     "whoami": ("id -un > /dev/null && echo ok", "ok"),
     "os-release": ("grep -c '^ID=' /etc/os-release", "1"),
+    # Everything the sandbox shows of /etc is readable by the user it runs as (it once was a
+    # 0700 root folder), links followed.
+    "etc-readable": ("find -L /etc -mindepth 1 ! -readable 2>&1 | head -5; echo done", "done"),
     "ca-bundle": (f"head -c {len(PEM)} {CA_BUNDLE}; echo", PEM),
     "tmp": ("echo x > $TMPDIR/f && cat $TMPDIR/f", "x"),
     "multiprocessing": (  # needs a writable /dev/shm for its semaphores
