@@ -53,6 +53,19 @@ def test_the_workspace_is_the_only_mount_at_the_bwrap_path(tmp_path: Path) -> No
     assert config["Entrypoint"] == [""] and config["Cmd"] == ["python3", "x.py"]
 
 
+def test_policy_read_only_paths_are_bound_read_only_at_the_same_path(tmp_path: Path) -> None:
+    runtime = tmp_path / "runtime"
+    runtime.mkdir()
+    host = _config(tmp_path, ro_paths=(str(runtime),))["HostConfig"]
+    assert isinstance(host, dict)
+    assert host["Mounts"][1] == {
+        "Type": "bind",
+        "Source": str(runtime),
+        "Target": str(runtime),
+        "ReadOnly": True,
+    }
+
+
 def test_limits_become_cgroup_limits_and_rlimits(tmp_path: Path) -> None:
     limits = Limits(address_space=256 << 20, processes=32, open_files=64)
     host = _config(tmp_path, limits=limits)["HostConfig"]

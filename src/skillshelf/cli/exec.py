@@ -49,6 +49,14 @@ EXIT_TIMEOUT: Final = 124  # what coreutils' timeout(1) returns
     help="Copy FILE into the workspace's inputs/.",
 )
 @click.option("--allow-network", is_flag=True, help="Give the command network access.")
+@click.option(
+    "--ro-path",
+    "ro_paths",
+    multiple=True,
+    metavar="PATH",
+    help="Also show host PATH read-only at the same path in the sandbox (e.g. a runtime the "
+    "skill needs); repeatable.",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
 @click.option(
     "--workspace",
@@ -66,6 +74,7 @@ def exec_(
     collect: tuple[str, ...],
     inputs: tuple[Path, ...],
     allow_network: bool,
+    ro_paths: tuple[str, ...],
     as_json: bool,
     workspace_dir: Path | None,
     **kwargs: Any,
@@ -78,7 +87,9 @@ def exec_(
     executor = choose_executor(sandbox, image=image, runtime=runtime)
     manager = WorkspaceManager(workspace_dir, retention="keep" if workspace_dir else "delete")
     session = f"cli-{id(manager)}"
-    policy = ExecPolicy(allow_network=allow_network, max_timeout_s=timeout_s)
+    policy = ExecPolicy(
+        allow_network=allow_network, max_timeout_s=timeout_s, extra_ro_paths=ro_paths
+    )
     try:
         workspace = manager.open(session)
         for source in inputs:

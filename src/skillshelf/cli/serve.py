@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any, Final
 import click
 
 from skillshelf.cli._common import choose_executor, docker_options, repo_from, root_options
-from skillshelf.exec.workspace import MAX_LIVE_WORKSPACES, WORKSPACE_IDLE_TTL_S
+from skillshelf.exec.workspace import MAX_LIVE_WORKSPACES, WORKSPACE_IDLE_TTL_S, ExecPolicy
 from skillshelf.stores import STATE_TTL_S
 
 if TYPE_CHECKING:
@@ -53,6 +53,14 @@ logger = logging.getLogger(__name__)
     help="Executor for --exec (default auto: bwrap where it works, else local).",
 )
 @docker_options
+@click.option(
+    "--ro-path",
+    "ro_paths",
+    multiple=True,
+    metavar="PATH",
+    help="--exec: also show host PATH read-only at the same path in the sandbox (e.g. a "
+    "runtime the skills need); repeatable.",
+)
 @click.option(
     "--store",
     "store_url",
@@ -121,6 +129,7 @@ def serve(
     sandbox: str | None,
     image: str | None,
     runtime: str | None,
+    ro_paths: tuple[str, ...],
     store_url: str | None,
     token_env: str | None,
     handle_secret_env: str | None,
@@ -144,7 +153,10 @@ def serve(
         raise click.UsageError("--sandbox only applies with --exec")
     if (image is not None or runtime is not None) and sandbox != "docker":
         raise click.UsageError("--image and --runtime apply to --exec --sandbox docker only")
+    if ro_paths and not enable_exec:
+        raise click.UsageError("--ro-path only applies with --exec")
     executor = _executor(sandbox or "auto", image, runtime) if enable_exec else None
+    exec_policy = _exec_policy(ro_paths)
     import anyio
 
     from skillshelf.exec.workspace import WorkspaceManager
@@ -184,6 +196,7 @@ def serve(
         enable_exec=enable_exec,
         executor=executor,
         workspaces=workspaces,
+        exec_policy=exec_policy,
         handle_secret=secret,
     )
 
@@ -256,6 +269,15 @@ def _executor(sandbox: str, image: str | None, runtime: str | None) -> Executor:
         return choose_executor(sandbox, image=image, runtime=runtime)
     except SandboxUnavailableError as exc:
         raise click.UsageError(f"--exec: {exc}") from None
+
+
+def _exec_policy(ro_paths: tuple[str, ...]) -> ExecPolicy | None:
+    if not ro_paths:
+        return None
+    for path in ro_paths:
+        if not os.path.exists(path):
+            raise click.UsageError(f"--ro-path {path}: no such file or folder")
+    return ExecPolicy(extra_ro_paths=ro_paths)
 
 
 def _token(var: str | None) -> str | None:

@@ -98,6 +98,12 @@ def container_config(
     host: dict[str, Any] = {
         "Mounts": [
             {"Type": "bind", "Source": str(spec.root), "Target": str(SANDBOX_ROOT)},
+            # Paths the operator's policy adds (ExecPolicy.extra_ro_paths), read-only at the
+            # same path, as under bwrap.
+            *(
+                {"Type": "bind", "Source": path, "Target": path, "ReadOnly": True}
+                for path in spec.ro_paths
+            ),
         ],
         "NetworkMode": "default" if spec.network else "none",
         "ReadonlyRootfs": True,

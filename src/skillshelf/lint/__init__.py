@@ -22,7 +22,16 @@ from skillshelf.lint._checks import (
     check_files,
     check_name,
 )
-from skillshelf.lint._model import RULES, LintFinding, LintReport, LintSubject, Rule, sort_key
+from skillshelf.lint._imports import check_imports
+from skillshelf.lint._model import (
+    RULES,
+    LintFinding,
+    LintReport,
+    LintSubject,
+    Rule,
+    ScriptImport,
+    sort_key,
+)
 from skillshelf.lint._similar import (
     DEFAULT_SIMILARITY,
     MAX_CANDIDATE_CHECKS,
@@ -42,13 +51,21 @@ __all__ = [
     "LintReport",
     "LintSubject",
     "Rule",
+    "ScriptImport",
     "lint_repository",
     "lint_subjects",
     "rule_filter",
     "subject_from_skill",
 ]
 
-_PER_SKILL: Final = (check_description, check_name, check_body_size, check_files, check_tools)
+_PER_SKILL: Final = (
+    check_description,
+    check_name,
+    check_body_size,
+    check_files,
+    check_tools,
+    check_imports,
+)
 # Rules that read only names and descriptions: selecting only these skips all file reading.
 _CATALOG_ONLY: Final = ("description.", "name.")
 

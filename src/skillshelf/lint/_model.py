@@ -9,7 +9,16 @@ from typing import Final
 
 from skillshelf.core.diagnostics import Severity
 
-__all__ = ["RULES", "LintFinding", "LintReport", "LintSubject", "Rule", "finding", "sort_key"]
+__all__ = [
+    "RULES",
+    "LintFinding",
+    "LintReport",
+    "LintSubject",
+    "Rule",
+    "ScriptImport",
+    "finding",
+    "sort_key",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -42,10 +51,30 @@ _RULE_LIST: Final = (
     Rule("link.broken", "error", "relative Markdown link to a file the skill does not have"),
     Rule("link.outside", "error", "relative link leading outside the skill folder"),
     Rule("script.missing", "error", "script mentioned in the body but not in the skill"),
+    Rule(
+        "script.import_unavailable",
+        "warning",
+        "a Python script imports a module neither in the standard library nor installed here",
+    ),
     Rule("file.missing", "warning", "resource path mentioned in the body but not in the skill"),
     Rule("tools.not_granted", "warning", "body needs a tool that allowed-tools does not grant"),
 )
 RULES: Final[Mapping[str, Rule]] = {rule.code: rule for rule in _RULE_LIST}
+
+
+@dataclass(frozen=True, slots=True)
+class ScriptImport:
+    """A top-level module a script of the skill imports.
+
+    Attributes:
+        file: The script, relative to the skill folder.
+        line: The line of the import.
+        module: The top-level module name (``PIL`` for ``from PIL import Image``).
+    """
+
+    file: str
+    line: int
+    module: str
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,6 +98,9 @@ class LintSubject:
             to skip the checks that need the file list.
         docs: Text of the skill's Markdown documents by relative path (SKILL.md excluded).
         escaping: Relative paths that are symbolic links leading outside the skill.
+        unavailable_imports: Top-level modules the skill's Python scripts import that are
+            neither in the standard library nor importable where lint runs (modules the skill
+            ships itself are filtered out by the check, from ``files``).
     """
 
     name: str
@@ -83,6 +115,7 @@ class LintSubject:
     files: frozenset[str] | None = None
     docs: Mapping[str, str] = field(default_factory=dict)
     escaping: frozenset[str] = frozenset()
+    unavailable_imports: tuple[ScriptImport, ...] = ()
 
     def path_of(self, relative: str) -> str:
         """The path a finding shows for a file of this skill."""
