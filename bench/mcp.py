@@ -308,6 +308,8 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.watch:
         _SERVE_ARGS.append("--watch")
+    # Discovery stops after 2,000 folders by default (a scan cap with a warning): raise it.
+    _SERVE_ARGS.extend(["--max-dirs", str(max(2000, 4 * args.skills))])
     results: list[dict[str, Any]] = []
     with tempfile.TemporaryDirectory() as tmp:
         root = make_root(Path(tmp) / "skills", args.skills)
