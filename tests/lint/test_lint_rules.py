@@ -143,13 +143,71 @@ TWIN = (
 OTHER = "Drafts release notes from git history. Use when the user asks for a changelog entry."
 
 
-def test_near_duplicate_descriptions_name_each_other() -> None:
+def test_near_duplicate_descriptions_are_one_finding_naming_both() -> None:
     report = lint_subjects(
         [subject("pdf-tables", GOOD), subject("pdf-extracting", TWIN), subject("notes", OTHER)]
     )
     dupes = [(f.skill, f.related) for f in report.findings if f.code == "description.duplicate"]
-    assert dupes == [("pdf-extracting", ("pdf-tables",)), ("pdf-tables", ("pdf-extracting",))]
+    assert dupes == [("pdf-extracting", ("pdf-tables",))]
     assert "%" in report.findings[0].message
+
+
+def test_named_skill_of_a_group_carries_its_finding() -> None:
+    pair = [subject("pdf-tables", GOOD), subject("pdf-extracting", TWIN)]
+    report = lint_subjects(pair, only={"pdf-tables"}, select=["description.duplicate"])
+    assert [(f.skill, f.related) for f in report.findings] == [("pdf-tables", ("pdf-extracting",))]
+
+
+def _composio(app: str) -> str:
+    return (
+        f"Automate {app} tasks via Rube MCP (Composio): manage records, sync contacts and run "
+        f"workflows in {app}. Use when the user asks to automate {app}."
+    )
+
+
+APPS = ("Gmail", "Slack", "Notion", "Airtable", "Hubspot", "Zendesk")
+
+
+def test_template_family_is_one_group_naming_what_varies() -> None:
+    family = [subject(f"{a.lower()}-automation", _composio(a)) for a in APPS]
+    report = lint_subjects([*family, subject("notes", OTHER)], select=["description.duplicate"])
+    [group] = report.findings
+    assert group.skill == "airtable-automation"
+    assert set(group.related) == {f"{a.lower()}-automation" for a in APPS} - {group.skill}
+    assert '"Automate … tasks via Rube MCP (Composio)' in group.message
+    assert "gmail-automation (Gmail)" in group.message
+    assert "slack-automation (Slack)" in group.message
+
+
+def test_a_thousand_near_copies_are_one_finding_per_group() -> None:
+    rng = random.Random(3)
+    apps = sorted({"".join(rng.choices("bcdfgklmnprstvz", k=7)).title() for _ in range(1100)})
+    apps = apps[:1000]
+    half = len(apps) // 2
+    family = [subject(f"{a.lower()}-automation", _composio(a)) for a in apps[:half]]
+    family += [
+        subject(
+            f"{a.lower()}-reports",
+            f"Builds weekly {a} reports as PDF with charts and a summary table. Use when the "
+            f"user wants a {a} report.",
+        )
+        for a in apps[half:]
+    ]
+    report = lint_subjects(family, select=["description", "name.similar"])
+    groups = [f for f in report.findings if f.code == "description.duplicate"]
+    assert len(groups) == 2
+    assert sorted(len(g.related) + 1 for g in groups) == [half, len(apps) - half]
+    assert all("and " in g.message and " more" in g.message for g in groups)
+    assert len(report.findings) < 20
+    assert not report.notes
+
+
+def test_identical_descriptions_say_so() -> None:
+    report = lint_subjects(
+        [subject("pdf-tables", GOOD), subject("pdf-extracting", GOOD)],
+        select=["description.duplicate"],
+    )
+    assert "pdf-extracting (identical)" in report.findings[0].message
 
 
 def test_similarity_threshold_decides_what_is_a_duplicate() -> None:
@@ -173,10 +231,15 @@ def test_duplicate_check_reports_when_its_budget_runs_out() -> None:
 def test_look_alike_names_are_info() -> None:
     report = lint_subjects([subject("csv-reports"), subject("csv-report", OTHER)])
     similar = [(f.skill, f.severity, f.related) for f in report.findings]
-    assert similar == [
-        ("csv-report", "info", ("csv-reports",)),
-        ("csv-reports", "info", ("csv-report",)),
-    ]
+    assert similar == [("csv-report", "info", ("csv-reports",))]
+
+
+def test_a_chain_of_look_alike_names_is_one_finding() -> None:
+    names = [f"sales-report-{i}" for i in range(9)]
+    report = lint_subjects([subject(n, f"{GOOD} {n}") for n in names], select=["name.similar"])
+    [group] = report.findings
+    assert (group.skill, len(group.related)) == ("sales-report-0", 8)
+    assert "and 0 more" not in group.message
     assert "one edit away" in report.findings[0].message
 
 
