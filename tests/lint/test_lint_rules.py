@@ -339,11 +339,76 @@ def test_mentioned_scripts_and_files_must_exist(tmp_path: Path) -> None:
     found = [(f.code, f.line, f.message.split("'")[1]) for f in report.findings]
     assert found == [
         ("script.missing", 5, "scripts/convert.py"),
-        ("script.missing", 5, "bin/run.sh"),
-        ("script.missing", 7, "tools/extract.py"),
+        ("script.unverified", 5, "bin/run.sh"),
+        ("script.unverified", 7, "tools/extract.py"),
         ("file.missing", 10, "references/checklist.md"),
         ("file.missing", 10, "references/layout.md"),
     ]
+
+
+def _script_codes(body: str, files: dict[str, str] | None = None) -> list[tuple[str, str]]:
+    report = lint_subjects(
+        [subject(body=body, files=frozenset(files or {}))],
+        select=["script", "file.missing"],
+    )
+    return [(f.code, f.message.split("'")[1]) for f in report.findings]
+
+
+@pytest.mark.parametrize(
+    ("body", "expected"),
+    [
+        # run from the working folder: the user's tool or project, not the skill's file
+        ("```bash\nchmod +x LinEnum.sh\n./LinEnum.sh -t\n```\n", "script.unverified"),
+        ("```bash\n./scripts/deploy.sh prod\n```\n", "script.unverified"),
+        ("```bash\nnpx tsx src/index.ts\n```\n", "script.unverified"),
+        ("```bash\nuv run python src/app/main.py\n```\n", "script.unverified"),
+        # under another tree's root variable, not the skill's
+        ('Run `uv run "${PLUGIN_ROOT}/scripts/check.py"`.\n', "script.unverified"),
+        ("Run `python <project>/scripts/build.py`.\n", "script.unverified"),
+        # in a repository the body clones, or after a cd
+        (
+            "```bash\ngit clone https://github.com/x/fw.git\n```\n"
+            "Then:\n```bash\n./scripts/getArch.sh img.tar.gz\n```\n",
+            "script.unverified",
+        ),
+        ("```bash\ncd firmadyne && python scripts/run.py\n```\n", "script.unverified"),
+        # written from a collection's top
+        ("Run `python skills/other/scripts/go.py` or `python scripts/go.py`.\n", "unverified*2"),
+        # made by the body before it runs
+        ("```bash\ncat > scripts/run.sh << 'EOF'\necho hi\nEOF\nbash scripts/run.sh\n```\n", None),
+        (
+            "Create `scripts/check.py` with the code above, then run `python scripts/check.py`.\n",
+            None,
+        ),
+        # cut short: globs, templates, placeholders
+        ("Every phase runs `scripts/*.py`.\n", None),
+        ("Run `python scripts/gen_{name}.py`.\n", None),
+        ("All scripts: `python scripts/script_name.py --help`.\n", None),
+    ],
+)
+def test_uncertain_script_mentions_are_never_errors(body: str, expected: str | None) -> None:
+    codes_found = {code for code, _ in _script_codes(body)}
+    assert "script.missing" not in codes_found
+    if expected is None:
+        assert codes_found == set()
+    elif expected == "unverified*2":
+        assert [c for c, _ in _script_codes(body)] == ["script.unverified"] * 2
+    else:
+        assert codes_found == {expected}
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        'Run `python scripts/generate_schematic.py "diagram" -o out.png`.\n',
+        "```bash\npython scripts/generate_schematic.py -o out.png\n```\n",
+        "- **scripts/audit.sh**: Dependency audit script\n",
+        "Run `uv run {baseDir}/scripts/analyzer.py --warnings`.\n",
+        "```bash\npython3 ${CLAUDE_SKILL_DIR}/scripts/analyzer.py\n```\n",
+    ],
+)
+def test_a_missing_script_written_as_a_skill_file_is_an_error(body: str) -> None:
+    assert [code for code, _ in _script_codes(body)] == ["script.missing"]
 
 
 def test_unloadable_skill_is_one_invalid_finding(tmp_path: Path) -> None:

@@ -45,7 +45,12 @@ _RULE_LIST: Final = (
     Rule("references.too_deep", "warning", "a referenced document links to yet another one"),
     Rule("link.broken", "error", "relative Markdown link to a file the skill does not have"),
     Rule("link.outside", "error", "relative link leading outside the skill folder"),
-    Rule("script.missing", "error", "script mentioned in the body but not in the skill"),
+    Rule("script.missing", "error", "script the body runs as a skill file, but the skill lacks"),
+    Rule(
+        "script.unverified",
+        "info",
+        "script the body runs that the skill lacks, maybe from elsewhere (./tool.sh, a clone)",
+    ),
     Rule("file.missing", "warning", "resource path mentioned in the body but not in the skill"),
     Rule("tools.not_granted", "warning", "body needs a tool that allowed-tools does not grant"),
 )
