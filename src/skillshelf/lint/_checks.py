@@ -252,14 +252,26 @@ def _check_mentions(subject: LintSubject, scanned: Scanned, reached: set[str]) -
         if path in subject.files:
             reached.add(path)
             continue
-        script = mention.kind == "script"
+        if mention.kind == "resource":
+            code = "file.missing"
+        else:
+            code = "script.missing" if mention.certain else "script.unverified"
+        hint = (
+            "add the file, correct the path (relative to the skill folder), or remove the "
+            "instruction"
+        )
+        if code == "script.unverified":
+            hint = (
+                "if it is the skill's own script, add it under scripts/ and write the path as "
+                "scripts/…; if it comes from elsewhere (a clone, a download, the user's "
+                "project), say where"
+            )
         out.append(
             finding(
-                "script.missing" if script else "file.missing",
+                code,
                 subject,
                 f"The body mentions {mention.path!r}, which the skill does not have",
-                "add the file, correct the path (relative to the skill folder), or remove the "
-                "instruction",
+                hint,
                 line=mention.line,
             )
         )

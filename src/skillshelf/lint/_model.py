@@ -42,15 +42,24 @@ _RULE_LIST: Final = (
     Rule("description.too_short", "warning", "description too short to say what and when"),
     Rule("description.too_long", "warning", "description long enough to crowd the catalog"),
     Rule("description.person", "info", "description written in first or second person"),
-    Rule("description.duplicate", "warning", "description nearly the same as another skill's"),
+    Rule(
+        "description.duplicate",
+        "warning",
+        "descriptions nearly the same (one finding per group, naming what varies)",
+    ),
     Rule("name.abstract", "warning", "name is a generic noun, not an action and an object"),
-    Rule("name.similar", "info", "name a typo away from another skill's name"),
+    Rule("name.similar", "info", "names a typo apart (one finding per group)"),
     Rule("body.too_many_lines", "warning", "SKILL.md body over the recommended line count"),
     Rule("body.too_many_tokens", "warning", "SKILL.md body over the recommended token count"),
     Rule("references.too_deep", "warning", "a referenced document links to yet another one"),
     Rule("link.broken", "error", "relative Markdown link to a file the skill does not have"),
     Rule("link.outside", "error", "relative link leading outside the skill folder"),
-    Rule("script.missing", "error", "script mentioned in the body but not in the skill"),
+    Rule("script.missing", "error", "script the body runs as a skill file, but the skill lacks"),
+    Rule(
+        "script.unverified",
+        "info",
+        "script the body runs that the skill lacks, maybe from elsewhere (./tool.sh, a clone)",
+    ),
     Rule(
         "script.import_unavailable",
         "warning",
@@ -175,6 +184,8 @@ def finding(
     return LintFinding(code, RULES[code].severity, subject.name, message, hint, path, line, related)
 
 
+# Findings about a group of skills: ``related`` holds the other members.
+_GROUP_CODES: Final = frozenset({"description.duplicate", "name.similar"})
 _SEVERITY_ORDER: Final = {"error": 0, "warning": 1, "info": 2}
 
 
@@ -202,10 +213,16 @@ class LintReport:
         return any(f.severity in failing for f in self.findings)
 
     def summary(self) -> dict[str, int]:
-        """Counts: skills checked, skills with findings, and findings per severity."""
+        """Counts: skills checked, skills with findings, and findings per severity.
+
+        A member of a group finding (near-duplicate descriptions, look-alike names) counts
+        as a skill with a finding, though the group is reported once.
+        """
+        involved = {f.skill for f in self.findings}
+        involved.update(n for f in self.findings if f.code in _GROUP_CODES for n in f.related)
         return {
             "skills": self.skills_checked,
-            "skills_with_findings": len({f.skill for f in self.findings}),
+            "skills_with_findings": len(involved),
             "error": self.count("error"),
             "warning": self.count("warning"),
             "info": self.count("info"),
