@@ -10,7 +10,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from skillshelf.core.search import SearchHit, SearchIndex, _words, closest_names
+from skillshelf.core.search import SearchHit, SearchIndex, closest_names
+from skillshelf.core.words import split_words
 from skillshelf.errors import UsageError
 
 
@@ -248,7 +249,7 @@ def test_unicode_words_match_case_insensitively() -> None:
 
 @given(st.text(alphabet=st.characters(max_codepoint=127)))
 def test_ascii_fast_path_splits_words_like_the_unicode_path(text: str) -> None:
-    assert _words(text) == re.findall(r"[^\W_]+", text.casefold())
+    assert split_words(text) == re.findall(r"[^\W_]+", text.casefold())
 
 
 def test_limit_caps_the_number_of_hits(index: SearchIndex) -> None:
