@@ -21,18 +21,19 @@ import re
 import statistics
 import subprocess
 import sys
-import time
 import types
 from collections import defaultdict
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from skillshelf.core import search as search_module
 from skillshelf.core import words as words_module
 from skillshelf.repository import Repository
 
+Builder = Callable[[list[Any]], Any]
 _REPO = Path(__file__).resolve().parent.parent
 QUERIES = _REPO / "bench" / "data" / "search_queries.jsonl"
 _OPENAI = _REPO / "tests" / "corpus" / "openai-skills" / "skills"
@@ -82,7 +83,7 @@ def score(ranked: list[list[str]], queries: list[Query]) -> Scores:
     )
 
 
-def _old_index_class(revision: str) -> Callable[[list[object]], object]:
+def _old_index_class(revision: str) -> Builder:
     """``SearchIndex`` of ``core/search.py`` at a git revision, loaded as a throwaway module."""
     source = subprocess.run(
         ["git", "show", f"{revision}:src/skillshelf/core/search.py"],
@@ -93,14 +94,14 @@ def _old_index_class(revision: str) -> Callable[[list[object]], object]:
     ).stdout
     module = types.ModuleType(f"old_search_{revision}")
     sys.modules[module.__name__] = module  # dataclasses look their module up
-    exec(compile(source, f"search.py@{revision}", "exec"), module.__dict__)  # noqa: S102
+    exec(compile(source, f"search.py@{revision}", "exec"), module.__dict__)
     return module.SearchIndex  # type: ignore[no-any-return]
 
 
 @contextmanager
 def _jieba_words() -> Iterator[None]:
     """Swap CJK bigrams for jieba's segmentation (search-engine mode) inside the block."""
-    import jieba  # noqa: PLC0415 - optional, only for this comparison
+    import jieba  # type: ignore[import-untyped]
 
     jieba.setLogLevel(60)
     cjk = re.compile(f"[{words_module._CJK}]+")
@@ -116,19 +117,16 @@ def _jieba_words() -> Iterator[None]:
             position = match.end()
         return out + bigrams(folded[position:])
 
-    search_module.split_words = segmented  # type: ignore[assignment]
+    setattr(search_module, "split_words", segmented)  # noqa: B010 - swapped for the block
     try:
         yield
     finally:
-        search_module.split_words = bigrams
+        setattr(search_module, "split_words", bigrams)  # noqa: B010
 
 
-def _rank(build: Callable[[list[object]], object], skills: list[object], queries: list[Query]):  # type: ignore[no-untyped-def]
-    start = time.perf_counter()
+def _rank(build: Builder, skills: list[Any], queries: list[Query]) -> list[list[str]]:
     index = build(skills)
-    built = time.perf_counter() - start
-    ranked = [[h.name for h in index.search(q.query, limit=10)] for q in queries]  # type: ignore[attr-defined]
-    return ranked, built
+    return [[h.name for h in index.search(q.query, limit=10)] for q in queries]
 
 
 def main() -> int:
@@ -140,12 +138,10 @@ def main() -> int:
 
     queries = load_queries()
     repo = Repository([str(root) for root in ROOTS])
-    skills: list[object] = [skill.manifest for skill in repo]
-    variants: list[tuple[str, Callable[[list[object]], object]]] = [
-        ("BM25F + CJK bigrams", search_module.SearchIndex)  # type: ignore[list-item]
-    ]
+    skills: list[Any] = [skill.manifest for skill in repo]
+    variants: list[tuple[str, Builder]] = [("BM25F + CJK bigrams", search_module.SearchIndex)]
     if args.jieba:
-        variants.append(("BM25F + jieba", search_module.SearchIndex))  # type: ignore[list-item]
+        variants.append(("BM25F + jieba", search_module.SearchIndex))
     if args.old:
         variants.append((f"old scorer @{args.old}", _old_index_class(args.old)))
 
@@ -154,7 +150,7 @@ def main() -> int:
     print(f"{'scorer':<24} {'set':<4} {'n':>4} {'top-1':>6} {'top-3':>6} {'MRR':>6}")
     for label, build in variants:
         with _jieba_words() if "jieba" in label else _nothing():
-            ranked, _ = _rank(build, skills, queries)
+            ranked = _rank(build, skills, queries)
         by_lang: dict[str, list[int]] = defaultdict(list)
         for i, q in enumerate(queries):
             by_lang[q.lang].append(i)

@@ -19,7 +19,6 @@ import difflib
 import functools
 import heapq
 import math
-import re
 from collections import Counter, defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -296,7 +295,7 @@ def _bm25f_postings(docs: list[_Fields]) -> dict[str, dict[int, float]]:
     }
     postings: dict[str, dict[int, float]] = {token: {} for token in frequency}
     for doc, fields in enumerate(docs):
-        weighted: Counter[str] = Counter(dict.fromkeys(fields.tags, _TAG_WEIGHT))
+        weighted = dict.fromkeys(fields.tags, _TAG_WEIGHT)
         for terms, weight, b, average in zip(
             (fields.name, fields.triggers, fields.description),
             (_NAME_WEIGHT, _TRIGGER_WEIGHT, 1.0),
@@ -307,9 +306,9 @@ def _bm25f_postings(docs: list[_Fields]) -> dict[str, dict[int, float]]:
             if terms:
                 norm = weight / (1.0 - b + b * sum(terms.values()) / average)
                 for token, tf in terms.items():
-                    weighted[token] += tf * norm
-        for token, tf in weighted.items():
-            postings[token][doc] = scale[token] * tf / (tf + _K1)
+                    weighted[token] = weighted.get(token, 0.0) + tf * norm
+        for token, pseudo_tf in weighted.items():
+            postings[token][doc] = scale[token] * pseudo_tf / (pseudo_tf + _K1)
     return postings
 
 

@@ -27,9 +27,7 @@ _CJK: Final = (
     "\U00020000-\U0003134f"
 )
 _RUNS: Final = re.compile(f"([{_CJK}]+)|[^\\W_{_CJK}]+")
-_ASCII_SEPARATORS: Final = str.maketrans(
-    {chr(c): " " for c in range(128) if not chr(c).isalnum()}
-)
+_ASCII_SEPARATORS: Final = str.maketrans({chr(c): " " for c in range(128) if not chr(c).isalnum()})
 # Written Chinese averages about 1.7 characters a word (Japanese kana words run longer): a CJK
 # run of n characters counts as n / 2 words, rounded up, when words are counted.
 _CJK_CHARS_PER_WORD: Final = 2
