@@ -423,3 +423,9 @@ def test_japanese_and_korean_text_is_searchable(query: str, expected: str) -> No
         ]
     )
     assert _names(index.search(query))[0] == expected
+
+
+def test_a_long_chinese_query_is_capped_like_a_long_english_one() -> None:
+    index = SearchIndex(ZH_CATALOG)
+    assert _names(index.search("周报" + "的" * 100_000))[0] == "weekly-report"
+    assert index.search("的" * 100 + "周报") == []  # past the first 64 words

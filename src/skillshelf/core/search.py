@@ -38,6 +38,9 @@ _NAME_WEIGHT, _TRIGGER_WEIGHT, _TAG_WEIGHT = 3.0, 2.0, 1.0
 _NAME_B, _TRIGGER_B, _DESCRIPTION_B = 0.5, 0.5, 0.75
 # Long queries (a pasted paragraph) cost time but add no ranking signal past this many words.
 _MAX_QUERY_WORDS = 64
+# CJK text has no spaces to cut at: a pasted page is one "word" until it is split. No query
+# needs more characters than this for 64 words, so longer ones are cut before splitting.
+_MAX_QUERY_CHARS = 4096
 # BM25 per query term is below idf * (k1 + 1) (< 50 even for a billion skills), times at most
 # 64 terms: a tier step of a million can never be bridged by BM25.
 _TIER_STEP = 1_000_000.0
@@ -85,6 +88,9 @@ class _Fields:
 
     def tokens(self) -> set[str]:
         return self.tags.union(self.name, self.triggers, self.description)
+
+
+_NO_TOKENS: Counter[str] = Counter()  # shared, never modified: most skills declare no triggers
 
 
 class Searchable(Protocol):
@@ -167,7 +173,7 @@ class SearchIndex:
         tags = {token for tag in item.tags for token in _stems(split_words(tag))}
         return _Fields(
             Counter(_stems(name_words)),
-            Counter(triggers),
+            Counter(triggers) if triggers else _NO_TOKENS,
             Counter(_stems(description_words)),
             tags,
         )
@@ -179,14 +185,16 @@ class SearchIndex:
         """Rank the indexed skills against ``query``, best first.
 
         Only skills that match somehow are returned; an empty or whitespace query matches none.
-        Queries longer than 64 words are cut to their first 64.
+        Queries longer than 64 words (a CJK bigram counts as a word) are cut to their
+        first 64.
 
         Raises:
             UsageError: ``limit`` is below 1.
         """
         if limit < 1:
             raise UsageError(f"limit must be at least 1, got {limit}")
-        words = split_words(" ".join(query.split()[:_MAX_QUERY_WORDS]))[:_MAX_QUERY_WORDS]
+        query = " ".join(query.split()[:_MAX_QUERY_WORDS])[:_MAX_QUERY_CHARS]
+        words = split_words(query)[:_MAX_QUERY_WORDS]
         tokens = list(dict.fromkeys(_stems(words)))
         scores = self._bm25(tokens)
         reasons: dict[int, str] = {}
@@ -281,10 +289,8 @@ def _bm25f_postings(docs: list[_Fields]) -> dict[str, dict[int, float]]:
     and multiplied by the word's idf over skills.
     """
     count = len(docs)
-    averages = [
-        max(sum(sum(getattr(d, field).values()) for d in docs) / count, 1.0) if docs else 1.0
-        for field in ("name", "triggers", "description")
-    ]
+    lengths = [(d.name.total(), d.triggers.total(), d.description.total()) for d in docs]
+    averages = [max(sum(column) / count, 1.0) for column in zip(*lengths, strict=True)] or [1.0] * 3
     frequency: Counter[str] = Counter()
     for fields in docs:
         frequency.update(fields.tokens())
@@ -294,19 +300,21 @@ def _bm25f_postings(docs: list[_Fields]) -> dict[str, dict[int, float]]:
         for token, seen in frequency.items()
     }
     postings: dict[str, dict[int, float]] = {token: {} for token in frequency}
-    for doc, fields in enumerate(docs):
-        weighted = dict.fromkeys(fields.tags, _TAG_WEIGHT)
-        for terms, weight, b, average in zip(
-            (fields.name, fields.triggers, fields.description),
-            (_NAME_WEIGHT, _TRIGGER_WEIGHT, 1.0),
-            (_NAME_B, _TRIGGER_B, _DESCRIPTION_B),
-            averages,
-            strict=True,
+    for doc, (fields, (name_len, trigger_len, description_len)) in enumerate(
+        zip(docs, lengths, strict=True)
+    ):
+        norm = 1.0 / (1.0 - _DESCRIPTION_B + _DESCRIPTION_B * description_len / averages[2])
+        # Most tokens are description words: start from them, add the other fields' few.
+        weighted = {token: tf * norm for token, tf in fields.description.items()}
+        for terms, weight, b, length, average in (
+            (fields.name, _NAME_WEIGHT, _NAME_B, name_len, averages[0]),
+            (fields.triggers, _TRIGGER_WEIGHT, _TRIGGER_B, trigger_len, averages[1]),
         ):
-            if terms:
-                norm = weight / (1.0 - b + b * sum(terms.values()) / average)
-                for token, tf in terms.items():
-                    weighted[token] = weighted.get(token, 0.0) + tf * norm
+            norm = weight / (1.0 - b + b * length / average)
+            for token, tf in terms.items():
+                weighted[token] = weighted.get(token, 0.0) + tf * norm
+        for token in fields.tags:
+            weighted[token] = weighted.get(token, 0.0) + _TAG_WEIGHT
         for token, pseudo_tf in weighted.items():
             postings[token][doc] = scale[token] * pseudo_tf / (pseudo_tf + _K1)
     return postings
