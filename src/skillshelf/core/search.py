@@ -1,13 +1,15 @@
 """Rank skills against a free-text query, and suggest names for typos.
 
-A skill's best tier adds a constant no BM25 score can bridge; BM25 orders skills within a tier:
+Text in any script is split by :func:`skillshelf.core.words.split_words` (CJK runs as
+overlapping bigrams). A skill's best tier adds a constant no BM25F score can bridge; BM25F
+orders skills within a tier:
 
 1. ``"exact name"``: the query is the name (case, spaces, ``_`` and ``-`` are ignored).
 2. ``"trigger phrase"``: the query is, or contains as whole words, one of the skill's triggers.
 3. ``"name contains"``: the name contains the query, or the query contains the name's words.
-4. ``"tag"`` / ``"description"``: a tag equals a query word (or the whole query), or the
-   description contains the whole query as a phrase (case-insensitive, whole words).
-5. ``"bm25"``: BM25 over name (x3), triggers (x2), tags (x2) and description (x1) tokens.
+4. ``"description"``: the description contains the whole query as a phrase (whole words).
+5. ``"bm25"``: BM25F over name (x3), triggers (x2), description (x1) and tags (x1, each token
+   once), saturated once per word, so neither a tag nor a repeated word outweighs relevance.
 
 Equal scores are ordered by name, whatever the input order.
 """
@@ -65,10 +67,10 @@ class SearchHit:
 
     Attributes:
         name: The skill's name.
-        score: Tier constant plus BM25; only meaningful relative to other hits of one search.
+        score: Tier constant plus BM25F; only meaningful relative to other hits of one search.
         description: The full description (callers truncate for display).
         reason: Why it matched: ``"exact name"``, ``"trigger phrase"``, ``"name contains"``,
-            ``"tag"``, ``"description"`` or ``"bm25"``.
+            ``"description"`` or ``"bm25"``.
     """
 
     name: str
