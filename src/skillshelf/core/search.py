@@ -292,7 +292,9 @@ def _bm25f_postings(docs: list[_Fields]) -> dict[str, dict[int, float]]:
     """
     count = len(docs)
     lengths = [(d.name.total(), d.triggers.total(), d.description.total()) for d in docs]
-    averages = [max(sum(column) / count, 1.0) for column in zip(*lengths, strict=True)] or [1.0] * 3
+    # Average over the skills that have the field: triggers are rare, and an average diluted
+    # by empty fields would read every declared trigger list as unusually long.
+    averages = [_average_length(column) for column in zip(*lengths, strict=True)] or [1.0] * 3
     frequency: Counter[str] = Counter()
     for fields in docs:
         frequency.update(fields.tokens())
@@ -320,6 +322,11 @@ def _bm25f_postings(docs: list[_Fields]) -> dict[str, dict[int, float]]:
         for token, pseudo_tf in weighted.items():
             postings[token][doc] = scale[token] * pseudo_tf / (pseudo_tf + _K1)
     return postings
+
+
+def _average_length(lengths: Iterable[int]) -> float:
+    present = [length for length in lengths if length]
+    return max(sum(present) / len(present), 1.0) if present else 1.0
 
 
 def closest_names(name: str, names: Iterable[str], *, limit: int = 3) -> list[str]:

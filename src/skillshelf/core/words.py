@@ -15,6 +15,7 @@ rank as well (see docs/search.md), so no segmenter is needed.
 from __future__ import annotations
 
 import re
+import unicodedata
 from typing import Final
 
 __all__ = ["count_words", "split_words"]
@@ -34,11 +35,15 @@ _CJK_CHARS_PER_WORD: Final = 2
 
 
 def split_words(text: str) -> list[str]:
-    """Case-folded words of ``text``, CJK runs as overlapping bigrams, in text order."""
+    """Case-folded words of ``text``, CJK runs as overlapping bigrams, in text order.
+
+    Non-ASCII text is NFKC-normalised first, so full-width letters and digits typed with a CJK
+    input method (``ＰＤＦ``, ``２０２４``) match their ASCII forms.
+    """
     if text.isascii():  # same result as the regex, three times faster
         return text.lower().translate(_ASCII_SEPARATORS).split()
     out: list[str] = []
-    for match in _RUNS.finditer(text.casefold()):
+    for match in _RUNS.finditer(unicodedata.normalize("NFKC", text).casefold()):
         run = match[0]
         if match[1] is None or len(run) == 1:
             out.append(run)
