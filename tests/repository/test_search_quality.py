@@ -14,6 +14,8 @@ import pytest
 
 from corpus_paths import ANTHROPIC, OBRA, OPENAI
 from skillshelf.repository import Repository
+from skillshelf.skills.validate import validate_path
+from skillshelf.testing import make_skill
 
 ROOT = Path(__file__).resolve().parents[2]
 QUERIES = ROOT / "bench" / "data" / "search_queries.jsonl"
@@ -61,3 +63,23 @@ def test_chinese_top1_is_as_good_as_english(ranks: dict[str, list[int]]) -> None
         return sum(r == 1 for r in rs) / len(rs)
 
     assert top1(ranks["zh"]) >= top1(ranks["en"])
+
+
+def test_the_chinese_examples_are_strictly_valid() -> None:
+    reports = validate_path(ROOT / "examples" / "skills-zh", mode="strict")
+    assert len(reports) == 6
+    assert all(report.valid and not report.diagnostics for report in reports)
+
+
+def test_a_declared_chinese_trigger_in_skill_md_is_found_by_a_chinese_request(
+    tmp_path: Path,
+) -> None:
+    make_skill(
+        tmp_path,
+        "minutes",
+        "整理会议记录。当用户需要时使用。",
+        frontmatter={"triggers": ["会议纪要", "会议总结"]},
+    )
+    make_skill(tmp_path, "weekly", "根据工作记录撰写工作周报和会议材料。当用户要求写周报时使用。")
+    hits = Repository([tmp_path], cache_dir=False).search("帮我把今天的会议纪要发给大家")
+    assert (hits[0].name, hits[0].reason) == ("minutes", "trigger phrase")
