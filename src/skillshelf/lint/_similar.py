@@ -18,6 +18,8 @@ from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 from typing import Final
 
+from skillshelf.core.words import split_words
+
 __all__ = [
     "DEFAULT_SIMILARITY",
     "MAX_CANDIDATE_CHECKS",
@@ -66,9 +68,13 @@ class Pair:
 
 
 def description_tokens(text: str) -> frozenset[str]:
-    """Content words of a description: lowercased, stopwords dropped, plural ``s`` removed."""
+    """Content words of a description: case-folded, stopwords dropped, plural ``s`` removed.
+
+    Words come from the one tokenizer (:func:`skillshelf.core.words.split_words`), so a Chinese,
+    Japanese or Korean description is compared by its bigrams, not as one unsplittable run.
+    """
     tokens: set[str] = set()
-    for word in _WORD.findall(text.lower()):
+    for word in split_words(text):
         if len(word) < 2 or word in _STOPWORDS:
             continue
         if len(word) > 3 and word.endswith("s") and not word.endswith("ss"):
