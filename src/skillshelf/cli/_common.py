@@ -19,6 +19,7 @@ import click
 from skillshelf.cli.errors import EXIT_FAILED as EXIT_FAILED
 
 if TYPE_CHECKING:
+    from skillshelf.exec.runner import Executor
     from skillshelf.repository import Repository
 
 
@@ -207,3 +208,55 @@ def table(headers: list[str], rows: list[list[str]]) -> None:
     else:
         for row in rows:
             click.echo("\t".join(row))
+
+
+# -- running scripts: serve --exec, chat --exec, eval --exec, exec ---------------------------
+
+SANDBOXES: tuple[str, ...] = ("auto", "bwrap", "local", "docker")
+
+
+def sandbox_option(*, default: str | None, help: str) -> Callable[[F], F]:
+    """``--sandbox``: which executor runs commands (one definition for every command)."""
+    return click.option(
+        "--sandbox",
+        type=click.Choice(SANDBOXES),
+        default=default,
+        show_default=default is not None,
+        help=help,
+    )
+
+
+def exec_options(func: F) -> F:
+    """``--exec`` and ``--sandbox``: offer ``workspace_exec`` and choose what runs it."""
+    func = sandbox_option(
+        default=None,
+        help="Executor for --exec (default auto: bwrap where it works, else local).",
+    )(func)
+    return click.option(
+        "--exec",
+        "enable_exec",
+        is_flag=True,
+        help="Offer workspace_exec (per-session workspaces).",
+    )(func)
+
+
+def open_executor(enable_exec: bool, sandbox: str | None) -> Executor | None:
+    """The executor ``--exec``/``--sandbox`` ask for (None without ``--exec``); a warning on
+    stderr when ``auto`` falls back to the local executor.
+
+    Raises:
+        click.UsageError: ``--sandbox`` without ``--exec``, or a sandbox that does not work.
+    """
+    if not enable_exec:
+        if sandbox is not None:
+            raise click.UsageError("--sandbox only applies with --exec")
+        return None
+    from skillshelf.exec.runner import SandboxUnavailableError, select_executor
+
+    try:
+        executor, warning = select_executor(sandbox or "auto")  # type: ignore[arg-type]
+    except SandboxUnavailableError as exc:
+        raise click.UsageError(f"--exec: {exc}") from None
+    if warning:
+        click.echo(f"warning: {warning}", err=True)
+    return executor

@@ -12,7 +12,7 @@ from typing import Any, Final
 
 import click
 
-from skillshelf.cli._common import emit_json, fail, repo_from, root_options
+from skillshelf.cli._common import emit_json, fail, repo_from, root_options, sandbox_option
 
 __all__ = ["exec_"]
 
@@ -23,12 +23,8 @@ EXIT_TIMEOUT: Final = 124  # what coreutils' timeout(1) returns
 @root_options
 @click.argument("name")
 @click.argument("command", nargs=-1, required=True)
-@click.option(
-    "--sandbox",
-    type=click.Choice(["auto", "bwrap", "local", "docker"]),
-    default="auto",
-    show_default=True,
-    help="Executor: auto = bwrap where it works, else local (not isolated).",
+@sandbox_option(
+    default="auto", help="Executor: auto = bwrap where it works, else local (not isolated)."
 )
 @click.option("--timeout", "timeout_s", type=click.FloatRange(min=0, min_open=True), default=60.0)
 @click.option("--collect", multiple=True, metavar="GLOB", help="Output files to report.")
