@@ -81,7 +81,7 @@ logger = logging.getLogger(__name__)
 @click.option(
     "--load-mode",
     type=click.Choice(["once", "turn", "session"]),
-    default="session",
+    default="turn",
     show_default=True,
     help="How long skill_load keeps a skill loaded in a session.",
 )

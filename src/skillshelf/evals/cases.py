@@ -156,6 +156,23 @@ class _StubIn(BaseModel):
         return value
 
 
+def _tool_item(number: int, item: Any) -> str | _StubIn:
+    """One entry of a case's ``tools``: a module path, or a stub mapping."""
+    if isinstance(item, str):
+        if not _TOOL_SPEC.fullmatch(item):
+            raise ValueError(f"tool {number}: {item!r} is not of the form package.module:name")
+        return item
+    if not isinstance(item, dict):
+        raise ValueError(f"tool {number}: give package.module:name or a stub mapping")
+    try:
+        return _StubIn.model_validate(item)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(part) for part in first["loc"]) or "stub"
+        message = str(first["msg"]).removeprefix("Value error, ")
+        raise ValueError(f"tool {number}, {where}: {message}") from None
+
+
 class _CaseIn(BaseModel):
     """The accepted shape of one case, before ids are assigned."""
 
@@ -165,17 +182,14 @@ class _CaseIn(BaseModel):
     expected_skill: str | None
     expected_docs: list[str] = []
     expected_params: dict[str, dict[str, Any]] = {}
-    tools: list[str | _StubIn] = []
+    tools: list[Any] = []
     note: str | None = None
     id: str | None = None
 
     @field_validator("tools")
     @classmethod
-    def _tool_specs(cls, value: list[str | _StubIn]) -> list[str | _StubIn]:
-        for item in value:
-            if isinstance(item, str) and not _TOOL_SPEC.fullmatch(item):
-                raise ValueError(f"{item!r} is not of the form package.module:name")
-        return value
+    def _tool_specs(cls, value: list[Any]) -> list[str | _StubIn]:
+        return [_tool_item(number, item) for number, item in enumerate(value, start=1)]
 
     @field_validator("query")
     @classmethod
