@@ -27,12 +27,15 @@ from skillshelf.cli._common import (
 )
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from skillshelf.evals.cases import EvalCase
     from skillshelf.evals.compare import Previous
     from skillshelf.evals.report import EvalReport
     from skillshelf.evals.runner import RunOutcome
     from skillshelf.models import Model
     from skillshelf.repository import Repository
+    from skillshelf.skills.skill import Skill
 
 __all__ = ["eval_"]
 
@@ -128,7 +131,12 @@ def eval_(
         try:
             cases = load_cases(cases_path)
             offered = [tool.name for tool in settings["tools"]]
-            check_cases(cases, _loadable(repo), tools=offered, exec_enabled="workspace" in settings)
+            check_cases(
+                cases,
+                _loadable(repo, settings["visible"]),
+                tools=offered,
+                exec_enabled="workspace" in settings,
+            )
             previous = Previous.load(baseline_path) if baseline_path is not None else None
         except (CasesError, BaselineError) as exc:
             _usage_fail(str(exc))
@@ -145,8 +153,13 @@ def eval_(
     _exit_status(report, min_recall, max_false_trigger)
 
 
-def _loadable(repo: Repository) -> dict[str, Path | None]:
-    return {s.name: (Path(s.directory) if s.model_invocable else None) for s in repo.skills}
+def _loadable(repo: Repository, visible: Callable[[Skill], bool] | None) -> dict[str, Path | None]:
+    """The skills the model sees (``--only``), each with its folder when it may load it."""
+    return {
+        s.name: (Path(s.directory) if s.model_invocable else None)
+        for s in repo.skills
+        if visible is None or visible(s)
+    }
 
 
 def _check_threshold_inputs(
