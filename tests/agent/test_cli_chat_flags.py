@@ -21,7 +21,7 @@ def servers() -> Iterator[list[FakeOpenAI]]:
 
 
 def tool_names(body: dict[str, object]) -> list[str]:
-    return [t["function"]["name"] for t in body["tools"]]  # type: ignore[attr-defined,index]
+    return [t["function"]["name"] for t in body["tools"]]  # type: ignore[attr-defined]
 
 
 def test_tool_flag_offers_an_imported_function_and_runs_it(
