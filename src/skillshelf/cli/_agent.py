@@ -8,6 +8,8 @@ into ``Agent`` keyword arguments (and the workspace manager to close afterwards)
 from __future__ import annotations
 
 import contextlib
+import os
+import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -79,7 +81,7 @@ def agent_options(func: F) -> F:
             multiple=True,
             metavar="MODULE:NAME",
             help="Offer your own tool: a Tool, a list of Tools or a typed function, imported "
-            "from MODULE; repeatable.",
+            "from MODULE (in the working directory or on the Python path); repeatable.",
         ),
         click.option(
             "--max-steps",
@@ -192,6 +194,10 @@ def agent_settings(values: dict[str, Any]) -> Iterator[dict[str, Any]]:
         raise click.UsageError("--workspace, --allow-network and --allow-command need --exec")
     visible = frozenset(values.pop("visible"))
     budget = values.pop("catalog_budget")
+    # As uvicorn does for its app: MODULE may be a file in the working directory (an
+    # installed ``skillshelf`` script does not put it on the path); eval cases' tools too.
+    if os.getcwd() not in sys.path:
+        sys.path.insert(0, os.getcwd())
     try:
         tools = [tool for spec in values.pop("tools") for tool in import_tools(spec)]
     except UsageError as exc:
