@@ -18,7 +18,9 @@ from skillshelf.cli._common import (
     emit_json,
     fail,
     repo_from,
+    ro_path_option,
     root_options,
+    sandbox_option,
 )
 
 __all__ = ["exec_"]
@@ -30,11 +32,8 @@ EXIT_TIMEOUT: Final = 124  # what coreutils' timeout(1) returns
 @root_options
 @click.argument("name")
 @click.argument("command", nargs=-1, required=True)
-@click.option(
-    "--sandbox",
-    type=click.Choice(["auto", "bwrap", "local", "docker"]),
+@sandbox_option(
     default="auto",
-    show_default=True,
     help="Executor: auto = bwrap where it works, else local (not isolated); docker = a "
     "container (see --image, --runtime).",
 )
@@ -49,13 +48,9 @@ EXIT_TIMEOUT: Final = 124  # what coreutils' timeout(1) returns
     help="Copy FILE into the workspace's inputs/.",
 )
 @click.option("--allow-network", is_flag=True, help="Give the command network access.")
-@click.option(
-    "--ro-path",
-    "ro_paths",
-    multiple=True,
-    metavar="PATH",
+@ro_path_option(
     help="Also show host PATH read-only at the same path in the sandbox (e.g. a runtime the "
-    "skill needs); repeatable.",
+    "skill needs); repeatable."
 )
 @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
 @click.option(

@@ -9,16 +9,13 @@ import signal
 import sys
 import tempfile
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Final
+from typing import Any, Final
 
 import click
 
-from skillshelf.cli._common import choose_executor, docker_options, repo_from, root_options
+from skillshelf.cli._common import exec_options, open_executor, repo_from, root_options
 from skillshelf.exec.workspace import MAX_LIVE_WORKSPACES, WORKSPACE_IDLE_TTL_S, ExecPolicy
 from skillshelf.stores import STATE_TTL_S
-
-if TYPE_CHECKING:
-    from skillshelf.exec.runner import Executor
 
 __all__ = ["serve"]
 
@@ -43,24 +40,7 @@ logger = logging.getLogger(__name__)
     help="Port to bind (http); 0 picks a free one.",
 )
 @click.option("--watch", is_flag=True, help="Re-scan when files under the roots change.")
-@click.option(
-    "--exec", "enable_exec", is_flag=True, help="Offer workspace_exec (per-session workspaces)."
-)
-@click.option(
-    "--sandbox",
-    type=click.Choice(["auto", "bwrap", "local", "docker"]),
-    default=None,
-    help="Executor for --exec (default auto: bwrap where it works, else local).",
-)
-@docker_options
-@click.option(
-    "--ro-path",
-    "ro_paths",
-    multiple=True,
-    metavar="PATH",
-    help="--exec: also show host PATH read-only at the same path in the sandbox (e.g. a "
-    "runtime the skills need); repeatable.",
-)
+@exec_options
 @click.option(
     "--store",
     "store_url",
@@ -101,7 +81,7 @@ logger = logging.getLogger(__name__)
 @click.option(
     "--load-mode",
     type=click.Choice(["once", "turn", "session"]),
-    default="session",
+    default="turn",
     show_default=True,
     help="How long skill_load keeps a skill loaded in a session.",
 )
@@ -149,14 +129,8 @@ def serve(
     # Before anything slow: a SIGHUP now would otherwise kill the server with its default
     # action; the re-scan handler replaces this once serving starts.
     signal.signal(signal.SIGHUP, signal.SIG_IGN)
-    if sandbox is not None and not enable_exec:
-        raise click.UsageError("--sandbox only applies with --exec")
-    if (image is not None or runtime is not None) and sandbox != "docker":
-        raise click.UsageError("--image and --runtime apply to --exec --sandbox docker only")
-    if ro_paths and not enable_exec:
-        raise click.UsageError("--ro-path only applies with --exec")
-    executor = _executor(sandbox or "auto", image, runtime) if enable_exec else None
-    exec_policy = _exec_policy(ro_paths)
+    executor = open_executor(enable_exec, sandbox, image=image, runtime=runtime, ro_paths=ro_paths)
+    exec_policy = ExecPolicy(extra_ro_paths=ro_paths) if ro_paths else None
     import anyio
 
     from skillshelf.exec.workspace import WorkspaceManager
@@ -260,24 +234,6 @@ def _stop(signum: int, _frame: object) -> None:
     # Raised in the main thread, where the event loop runs: uvicorn handles these signals
     # itself while it serves and re-raises them after its graceful shutdown, which lands here.
     raise _Stopped(signum)
-
-
-def _executor(sandbox: str, image: str | None, runtime: str | None) -> Executor:
-    from skillshelf.exec.runner import SandboxUnavailableError
-
-    try:
-        return choose_executor(sandbox, image=image, runtime=runtime)
-    except SandboxUnavailableError as exc:
-        raise click.UsageError(f"--exec: {exc}") from None
-
-
-def _exec_policy(ro_paths: tuple[str, ...]) -> ExecPolicy | None:
-    if not ro_paths:
-        return None
-    for path in ro_paths:
-        if not os.path.exists(path):
-            raise click.UsageError(f"--ro-path {path}: no such file or folder")
-    return ExecPolicy(extra_ro_paths=ro_paths)
 
 
 def _token(var: str | None) -> str | None:

@@ -298,7 +298,7 @@ def search(query: str, limit: int, as_json: bool, **kwargs: Any) -> None:
 @click.option(
     "--load-mode",
     type=click.Choice(["once", "turn", "session"]),
-    default="session",
+    default="turn",
     show_default=True,
     help="How long skill_load keeps a skill loaded.",
 )
