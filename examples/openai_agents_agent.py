@@ -18,18 +18,12 @@ import os
 from agents import Agent, OpenAIChatCompletionsModel, Runner, SQLiteSession, set_tracing_disabled
 from openai import AsyncOpenAI
 
-from skillshelf import Repository
-from skillshelf.agent.trace import Trace
+from skillshelf import Repository, Trace, WorkspaceManager, open_store
 from skillshelf.integrations.openai_agents import skill_tools
-from skillshelf.stores import open_store
 
 
 async def main(args: argparse.Namespace) -> None:
-    workspace = None
-    if args.exec:
-        from skillshelf.exec.workspace import WorkspaceManager
-
-        workspace = WorkspaceManager()
+    workspace = WorkspaceManager() if args.exec else None
     store, trace = open_store("sqlite:///skill-state.db"), Trace("trace.jsonl")
     kit = skill_tools(
         Repository([args.root]),

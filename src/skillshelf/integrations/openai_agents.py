@@ -25,14 +25,14 @@ import json
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final
 
 import anyio
 
 from skillshelf.agent.config import DEFAULT_CATALOG_BUDGET, GUIDANCE
-from skillshelf.agent.trace import Trace
+from skillshelf.agent.trace import Trace, span
 from skillshelf.core.catalog import CatalogEntry, CatalogFormat, render_catalog
 from skillshelf.core.session import DEFAULT_MAX_LOADED, LoadMode
 from skillshelf.errors import MissingExtraError, UsageError
@@ -49,7 +49,7 @@ if TYPE_CHECKING:
     from skillshelf.exec.runner import Executor
     from skillshelf.exec.workspace import ExecPolicy, WorkspaceManager
 
-__all__ = ["SkillContext", "SkillKit", "skill_tools"]
+__all__ = ["SkillContext", "SkillKit", "conversation_of", "skill_tools"]
 
 # SkillTools objects kept per kit; each is a thin handle on the store, so an evicted one is
 # rebuilt on the next call with its state intact.
@@ -92,7 +92,7 @@ def conversation_of(context: Any) -> str:
     """
     if isinstance(context, str) and context:
         return context
-    if isinstance(context, dict):
+    if isinstance(context, Mapping):
         found = context.get("conversation_id")
         if isinstance(found, str) and found:
             return found
@@ -247,7 +247,9 @@ class SkillKit:
         call = functools.partial(
             tools.call, tool, arguments, call_id=context.tool_call_id, history_call_ids=history
         )
-        result: ToolResult = await anyio.to_thread.run_sync(call)
+        with span("skillshelf.tool", {"agent": self.agent, "tool": tool}) as extra:
+            result: ToolResult = await anyio.to_thread.run_sync(call)
+            extra["status"] = result.status
         self._record(
             "tool",
             tools.session_id,
