@@ -5,6 +5,7 @@ No network: the model is an instance passed to the agent, and the SDK's own trac
 
 from __future__ import annotations
 
+import contextlib
 import io
 import itertools
 import json
@@ -34,7 +35,7 @@ from skillshelf.agent.trace import Trace
 from skillshelf.errors import MissingExtraError, UsageError
 from skillshelf.integrations.openai_agents import SkillKit, conversation_of, skill_tools
 from skillshelf.repository import Repository
-from skillshelf.stores import open_store
+from skillshelf.stores import SessionStore, open_store
 from skillshelf.testing import make_skill
 
 set_tracing_disabled(True)
@@ -212,6 +213,37 @@ def test_a_second_conversation_does_not_see_the_first_ones_loads(repo: Repositor
     run(kit, second, "summarise", "b")
     assert BODY in second.requests[1].outputs()[0]  # in full, not "already loaded"
     assert set(kit.for_conversation("a").state().loaded) == {"csv-insights"}
+
+
+@pytest.fixture(params=["memory", "sqlite", "redis"])
+def store_pair(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[list[SessionStore]]:
+    """Two handles onto one fresh store of each kind (two processes' clients)."""
+    with contextlib.ExitStack() as stack:
+        if request.param == "memory":
+            shared = open_store(None)
+            stores = [shared, shared]
+        elif request.param == "sqlite":
+            stores = [open_store(f"sqlite:///{tmp_path / 'state.db'}") for _ in range(2)]
+        else:
+            from redis_servers import free_port, redis_server_binary, running_redis
+
+            port = free_port()
+            stack.enter_context(running_redis(redis_server_binary(), tmp_path, port))
+            stores = [open_store(f"redis://127.0.0.1:{port}/0") for _ in range(2)]
+        yield stores
+        for store in stores:
+            store.close()
+
+
+def test_every_store_keeps_conversations_apart_and_resumable(
+    repo: Repository, store_pair: list[SessionStore]
+) -> None:
+    first = skill_tools(repo, store=store_pair[0], load_mode="session")
+    run(first, ScriptedModel([("skill_load", {"skill": "csv-insights"}), "ok"]), "hi", "a")
+    run(first, ScriptedModel([("skill_load", {"skill": "release-notes"}), "ok"]), "hi", "b")
+    resumed = skill_tools(repo, store=store_pair[1], load_mode="session")
+    assert set(resumed.for_conversation("a").state().loaded) == {"csv-insights"}
+    assert set(resumed.for_conversation("b").state().loaded) == {"release-notes"}
 
 
 def test_a_resumed_session_keeps_its_loads_in_sqlite(repo: Repository, tmp_path: Path) -> None:
