@@ -204,6 +204,17 @@ def test_the_grading_is_skillshelfs_unknown_names_get_the_closest(repo: Reposito
     assert "csv-insights" in output and BODY not in output
 
 
+def test_a_missing_argument_tells_the_model_to_ask_the_user(repo: Repository) -> None:
+    kit = skill_tools(repo)
+    model = ScriptedModel(
+        [("skill_load", {}), ("skill_read_file", {"skill": "csv-insights"}), "ok"]
+    )
+    run(kit, model, "hi", "a")
+    missing_skill, missing_path = model.requests[2].outputs()
+    assert "Missing required argument 'skill'" in missing_skill and "Ask the user" in missing_skill
+    assert "path" in missing_path
+
+
 def test_a_second_conversation_does_not_see_the_first_ones_loads(repo: Repository) -> None:
     kit = skill_tools(repo, load_mode="session")
     first = ScriptedModel([("skill_load", {"skill": "csv-insights"}), "ok"])
