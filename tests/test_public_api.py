@@ -76,6 +76,12 @@ NAMESPACES = {
     "skillshelf.lint": None,
     "skillshelf.testing": {"ScriptedModel", "make_skill", "reply", "scripted_by_query"},
     "skillshelf.errors": None,
+    "skillshelf.integrations.openai_agents": {
+        "SkillContext",
+        "SkillKit",
+        "conversation_of",
+        "skill_tools",
+    },
 }
 
 
@@ -132,7 +138,7 @@ def test_readme_and_docs_import_only_public_names() -> None:
     root = Path(__file__).resolve().parents[1]
     texts = [
         root / "README.md",
-        *sorted((root / "docs").glob("*.md")),
+        *sorted((root / "docs").rglob("*.md")),
         *sorted((root / "examples").rglob("*.py")),
     ]
     public_modules = {"skillshelf", *NAMESPACES, "skillshelf.compat.skills_ref"}

@@ -1,0 +1,405 @@
+"""Skills in the OpenAI Agents SDK (``skillshelf[openai-agents]``), through its public extension
+points only: :class:`agents.FunctionTool` with a custom ``on_invoke_tool``, a callable
+``instructions``, ``is_enabled`` callables and :class:`agents.AgentHooks`.
+
+::
+
+    kit = skill_tools(repo, store=open_store("sqlite:///skills.db"), instructions="Be brief.")
+    agent = Agent(name="assistant", instructions=kit.instructions, tools=kit.tools,
+                  hooks=kit.hooks)
+    session = SQLiteSession("conversation-1")
+    result = await Runner.run(agent, "Summarise sales.csv", session=session,
+                              context=kit.context(session))
+
+Every call goes to :meth:`skillshelf.tools.SkillTools.call`, so grading, argument repair and
+messages are those of skillshelf's own agent. Skill state lives in the given store under the
+conversation the run context names (see :meth:`SkillKit.context`), never shared between two.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import inspect
+import json
+import threading
+import time
+from collections import OrderedDict
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Final
+
+import anyio
+
+from skillshelf.agent.config import DEFAULT_CATALOG_BUDGET, GUIDANCE
+from skillshelf.agent.trace import Trace, span
+from skillshelf.core.catalog import CatalogEntry, CatalogFormat, render_catalog
+from skillshelf.core.session import DEFAULT_MAX_LOADED, LoadMode
+from skillshelf.errors import MissingExtraError, UsageError
+from skillshelf.repository import Repository
+from skillshelf.skills.skill import Skill
+from skillshelf.stores import SessionStore, open_store
+from skillshelf.tools.skill_tools import SkillTools, ToolResult
+from skillshelf.tools.user_tools import Activation, Tool, activated_tools
+
+if TYPE_CHECKING:
+    from agents import AgentHooks, FunctionTool, RunContextWrapper
+    from agents import Tool as SdkTool
+
+    from skillshelf.exec.runner import Executor
+    from skillshelf.exec.workspace import ExecPolicy, WorkspaceManager
+
+__all__ = ["SkillContext", "SkillKit", "conversation_of", "skill_tools"]
+
+# SkillTools objects kept per kit; each is a thin handle on the store, so an evicted one is
+# rebuilt on the next call with its state intact.
+_CACHED_CONVERSATIONS: Final = 256
+_SOURCE: Final = "openai-agents"
+
+
+def _require_sdk() -> None:
+    try:
+        import agents  # noqa: F401
+    except ImportError as exc:
+        raise MissingExtraError(
+            "openai-agents", module="agents", feature="The OpenAI Agents SDK integration"
+        ) from exc
+
+
+@dataclass(frozen=True, slots=True)
+class SkillContext:
+    """A run context naming the conversation whose skill state a run uses.
+
+    Attributes:
+        conversation_id: The conversation (an SDK session's id, a thread id, …).
+        deps: The caller's own context, for their tools (``ctx.context.deps``).
+    """
+
+    conversation_id: str
+    deps: Any = None
+
+
+def conversation_of(context: Any) -> str:
+    """The conversation a run context names.
+
+    Accepted: a :class:`SkillContext`, any object with a string ``conversation_id`` or
+    ``session_id`` attribute (an :class:`agents.memory.Session` itself), a mapping with a
+    ``conversation_id`` key, or a plain string.
+
+    Raises:
+        UsageError: The context names no conversation (sharing one would mix conversations'
+            loads, so there is no default).
+    """
+    if isinstance(context, str) and context:
+        return context
+    if isinstance(context, Mapping):
+        found = context.get("conversation_id")
+        if isinstance(found, str) and found:
+            return found
+    for attribute in ("conversation_id", "session_id"):
+        found = getattr(context, attribute, None)
+        if isinstance(found, str) and found:
+            return found
+    raise UsageError(
+        "The run context names no conversation for skill state: pass "
+        "context=kit.context(session) (or a SkillContext, or an object with a "
+        "conversation_id) to Runner.run."
+    )
+
+
+class SkillKit:
+    """Skill tools, instructions and hooks for Agents SDK agents (build with :func:`skill_tools`).
+
+    Attributes:
+        tools: The skill tools as :class:`agents.FunctionTool` (``workspace_exec`` with a
+            workspace).
+        hooks: :class:`agents.AgentHooks` that start a turn on each run (``turn`` and
+            ``once`` loads end) and write model steps to the trace.
+    """
+
+    def __init__(
+        self,
+        repo: Repository,
+        *,
+        store: SessionStore,
+        instructions: str,
+        agent: str,
+        load_mode: LoadMode,
+        max_loaded: int,
+        visible: Callable[[Skill], bool] | None,
+        catalog_format: CatalogFormat,
+        catalog_budget: int | None,
+        workspace: WorkspaceManager | None,
+        executor: Executor | None,
+        exec_policy: ExecPolicy | None,
+        trace: Trace | None,
+        conversation: Callable[[Any], str],
+    ) -> None:
+        self.repo = repo
+        self.store = store
+        self.base_instructions = instructions
+        self.agent = agent
+        self.trace = trace
+        self._conversation = conversation
+        self._options: dict[str, Any] = {
+            "store": store,
+            "agent": agent,
+            "load_mode": load_mode,
+            "max_loaded": max_loaded,
+            "visible": visible,
+            "workspace": workspace,
+            "executor": executor,
+            "exec_policy": exec_policy,
+        }
+        self._catalog_format: CatalogFormat = catalog_format
+        self._catalog_budget = catalog_budget
+        self._sessions: OrderedDict[str, SkillTools] = OrderedDict()
+        self._lock = threading.Lock()
+        self._names: tuple[str, ...] | None = None
+        self._prompt: tuple[tuple[CatalogEntry, ...], str] | None = None
+        self._function_tools = self._build_tools()
+        self.tools: list[SdkTool] = list(self._function_tools)
+        self.hooks: AgentHooks[Any] = _hooks(self)
+
+    # -- conversations -------------------------------------------------------------------
+
+    @staticmethod
+    def context(session: Any, deps: Any = None) -> SkillContext:
+        """The run context for ``session`` (an SDK session, or a conversation id)."""
+        return SkillContext(session if isinstance(session, str) else session.session_id, deps)
+
+    def for_conversation(self, conversation_id: str) -> SkillTools:
+        """The :class:`SkillTools` of one conversation (its state: ``.state().loaded``)."""
+        with self._lock:
+            tools = self._sessions.get(conversation_id)
+            if tools is None:
+                tools = SkillTools(self.repo, session_id=conversation_id, **self._options)
+                self._sessions[conversation_id] = tools
+                if len(self._sessions) > _CACHED_CONVERSATIONS:
+                    self._sessions.popitem(last=False)
+            else:
+                self._sessions.move_to_end(conversation_id)
+            return tools
+
+    def _of(self, wrapper: RunContextWrapper[Any]) -> SkillTools:
+        return self.for_conversation(self._conversation(wrapper.context))
+
+    # -- instructions --------------------------------------------------------------------
+
+    def system_prompt(self) -> str:
+        """The instructions: the caller's, the catalog and the guidance.
+
+        The bytes change only when the visible skill set does (a refresh or a watcher).
+        """
+        tools = SkillTools(self.repo, **self._options)
+        entries = tuple(CatalogEntry.of(s) for s in tools.visible_skills() if s.model_invocable)
+        cached = self._prompt
+        if cached is not None and cached[0] == entries:
+            return cached[1]
+        catalog = render_catalog(
+            entries, format=self._catalog_format, budget_chars=self._catalog_budget
+        )
+        base = self.base_instructions.strip()
+        parts = [base, catalog, GUIDANCE] if entries else [base]
+        prompt = "\n\n".join(p for p in parts if p.strip())
+        self._prompt = (entries, prompt)
+        return prompt
+
+    def instructions(self, wrapper: RunContextWrapper[Any], agent: Any) -> str:
+        """For ``Agent(instructions=kit.instructions)``: :meth:`system_prompt`, each run."""
+        self._of(wrapper)  # a context naming no conversation fails here, before any request
+        return self.system_prompt()
+
+    # -- tools ---------------------------------------------------------------------------
+
+    def _build_tools(self) -> list[FunctionTool]:
+        from agents import FunctionTool
+
+        probe = SkillTools(self.repo, **self._options)
+        return [
+            FunctionTool(
+                name=entry["function"]["name"],
+                description=entry["function"]["description"],
+                params_json_schema=entry["function"]["parameters"],
+                on_invoke_tool=functools.partial(self._invoke, entry["function"]["name"]),
+                # Optional arguments (docs, limit, …) are not all required: not strict.
+                strict_json_schema=False,
+                is_enabled=self._current,
+            )
+            for entry in probe.schemas("openai")
+        ]
+
+    def _current(self, wrapper: RunContextWrapper[Any], agent: Any) -> bool:
+        """Keep the ``skill`` enums on the visible names (a refresh may change them)."""
+        probe = SkillTools(self.repo, **self._options)
+        names = tuple(s.name for s in probe.visible_skills())
+        if names != self._names:
+            schemas = {e["function"]["name"]: e["function"] for e in probe.schemas("openai")}
+            for tool in self._function_tools:
+                tool.params_json_schema = schemas[tool.name]["parameters"]
+            self._names = names
+        return True
+
+    async def _invoke(self, tool: str, context: Any, arguments: str) -> str:
+        tools = self._of(context)
+        started = time.perf_counter()
+        history = _call_ids(getattr(context, "turn_input", None))
+        call = functools.partial(
+            tools.call, tool, arguments, call_id=context.tool_call_id, history_call_ids=history
+        )
+        with span("skillshelf.tool", {"agent": self.agent, "tool": tool}) as extra:
+            result: ToolResult = await anyio.to_thread.run_sync(call)
+            extra["status"] = result.status
+        self._record(
+            "tool",
+            tools.session_id,
+            call_id=context.tool_call_id,
+            tool=tool,
+            arguments=_decoded(arguments),
+            status=result.status,
+            duration_ms=round((time.perf_counter() - started) * 1000, 3),
+        )
+        return result.content
+
+    def activate(self, tool: FunctionTool, *, skill: str | None = None) -> FunctionTool:
+        """``tool``, offered only while a skill activating it is loaded in the conversation.
+
+        With ``skill`` that skill's load activates it; without, any loaded skill whose
+        ``allowed-tools`` names the tool (``Bash(git:*)`` names ``Bash``) does — the same
+        decision as :class:`~skillshelf.tools.user_tools.Activation` in skillshelf's agent.
+        """
+        activation = Activation([Tool(tool.name, tool.description, {}, _never)], skill=skill)
+        previous = tool.is_enabled
+
+        async def enabled(wrapper: RunContextWrapper[Any], agent: Any) -> bool:
+            if not await _allowed_by(previous, wrapper, agent):
+                return False
+            tools = self._of(wrapper)
+            loaded = await anyio.to_thread.run_sync(lambda: list(tools.state().loaded))
+            return any(activated_tools(activation, n, self._allowed_tools(n)) for n in loaded)
+
+        return dataclasses.replace(tool, is_enabled=enabled)
+
+    def _allowed_tools(self, name: str) -> tuple[str, ...]:
+        skill = self.repo.find(name)
+        return skill.manifest.allowed_tools if skill is not None else ()
+
+    # -- trace ---------------------------------------------------------------------------
+
+    def _record(self, kind: str, conversation: str, **fields: Any) -> None:
+        if self.trace is not None:
+            self.trace.record(
+                kind, session=conversation, agent=self.agent, source=_SOURCE, **fields
+            )
+
+
+def skill_tools(
+    repo: Repository,
+    *,
+    store: SessionStore | None = None,
+    instructions: str = "",
+    agent: str = "main",
+    load_mode: LoadMode = "turn",
+    max_loaded: int = DEFAULT_MAX_LOADED,
+    visible: Callable[[Skill], bool] | None = None,
+    catalog_format: CatalogFormat = "xml",
+    catalog_budget: int | None = DEFAULT_CATALOG_BUDGET,
+    workspace: WorkspaceManager | None = None,
+    executor: Executor | None = None,
+    exec_policy: ExecPolicy | None = None,
+    trace: Trace | None = None,
+    conversation: Callable[[Any], str] = conversation_of,
+) -> SkillKit:
+    """Skills for an Agents SDK agent: tools, instructions and hooks (see :class:`SkillKit`).
+
+    Args:
+        repo: Where the skills come from.
+        store: Session store for skill state (default: in-memory, private to this kit).
+        instructions: The caller's part of the instructions, before the catalog.
+        agent: Key of this agent's state within a conversation (distinct per agent).
+        load_mode: How long a load lasts: ``turn`` (until the next run, with
+            :attr:`SkillKit.hooks`), ``once`` or ``session``.
+        max_loaded: Loaded skills kept before the least recently touched is evicted.
+        visible: Filter on the skills the agent may see.
+        catalog_format: ``xml`` or ``markdown``.
+        catalog_budget: Characters the catalog may take.
+        workspace: Enables ``workspace_exec`` (one workspace per conversation).
+        executor: Runs ``workspace_exec`` commands (default: ``auto``).
+        exec_policy: What ``workspace_exec`` may run.
+        trace: Where JSONL decision records go.
+        conversation: Names the conversation from the run context (default:
+            :func:`conversation_of`).
+
+    Raises:
+        MissingExtraError: The ``openai-agents`` extra is not installed.
+    """
+    _require_sdk()
+    if max_loaded < 1:
+        raise UsageError("max_loaded must be at least 1")
+    return SkillKit(
+        repo,
+        store=store if store is not None else open_store(None),
+        instructions=instructions,
+        agent=agent,
+        load_mode=load_mode,
+        max_loaded=max_loaded,
+        visible=visible,
+        catalog_format=catalog_format,
+        catalog_budget=catalog_budget,
+        workspace=workspace,
+        executor=executor,
+        exec_policy=exec_policy,
+        trace=trace,
+        conversation=conversation,
+    )
+
+
+def _hooks(kit: SkillKit) -> AgentHooks[Any]:
+    from agents import AgentHooks
+
+    class _SkillHooks(AgentHooks[Any]):
+        async def on_start(self, context: Any, agent: Any) -> None:
+            tools = kit._of(context)
+            await anyio.to_thread.run_sync(tools.begin_turn)
+            kit._record("turn", tools.session_id)
+
+        async def on_llm_end(self, context: Any, agent: Any, response: Any) -> None:
+            tools = kit._of(context)
+            await anyio.to_thread.run_sync(tools.after_request)
+            calls = [getattr(i, "name", "") for i in response.output if _is_call(i)]
+            kit._record("model", tools.session_id, tool_calls=calls)
+
+    return _SkillHooks()
+
+
+def _is_call(item: Any) -> bool:
+    return getattr(item, "type", None) == "function_call"
+
+
+def _call_ids(items: Sequence[Any] | None) -> set[str] | None:
+    """Tool call ids the run's input still holds; None when the SDK gave no input to read."""
+    if not items:
+        return None
+    ids = set()
+    for item in items:
+        if isinstance(item, dict) and item.get("type") == "function_call_output":
+            ids.add(str(item.get("call_id")))
+    return ids
+
+
+def _decoded(arguments: str) -> Any:
+    try:
+        return json.loads(arguments or "{}")
+    except ValueError:
+        return arguments
+
+
+async def _allowed_by(previous: Any, wrapper: Any, agent: Any) -> bool:
+    if callable(previous):
+        value = previous(wrapper, agent)
+        return bool(await value if inspect.isawaitable(value) else value)
+    return bool(previous)
+
+
+def _never(**_kwargs: Any) -> None:  # pragma: no cover - a name for activated_tools, never run
+    raise AssertionError
