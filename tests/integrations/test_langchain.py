@@ -2,16 +2,16 @@
 
 from __future__ import annotations
 
+import importlib
 import json
 import os
+import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+import anyio
 import pytest
-
-pytest.importorskip("langchain.agents")
-
 from langchain.agents import create_agent
 from langchain_core.callbacks import CallbackManagerForLLMRun
 from langchain_core.language_models import BaseChatModel
@@ -22,6 +22,7 @@ from langgraph.checkpoint.memory import InMemorySaver
 from pydantic import Field
 
 from skillshelf.agent.trace import Trace
+from skillshelf.errors import MissingExtraError
 from skillshelf.exec.runner import BwrapExecutor, bwrap_available
 from skillshelf.exec.workspace import WorkspaceManager
 from skillshelf.integrations.langchain import SkillsMiddleware
@@ -307,3 +308,30 @@ def test_workspace_exec_runs_a_script_in_bwrap_and_its_output_reaches_the_model(
     result = tool_results(model.requests[-1])["c2"]
     assert result.status == "success", result.text
     assert "exit code 0" in result.text and "17" in result.text and "bwrap" in result.text
+
+
+def test_an_async_run_keeps_threads_apart(repo: Repository) -> None:
+    middleware = SkillsMiddleware(repo, load_mode="session")
+    model = ScriptedChat(
+        script=[call("skill_load", {"skill": "alpha"}, "c1"), AIMessage(content="done")]
+    )
+    graph = create_agent(model, middleware=[middleware], checkpointer=InMemorySaver())
+
+    async def main() -> None:
+        await graph.ainvoke(
+            {"messages": [{"role": "user", "content": "x"}]},
+            {"configurable": {"thread_id": "async-1"}},
+        )
+
+    anyio.run(main)
+    assert "ALPHA-INSTRUCTIONS" in tool_results(model.requests[1])["c1"].text
+    assert set(middleware.skill_tools("async-1").state().loaded) == {"alpha"}
+    assert set(middleware.skill_tools("async-2").state().loaded) == set()
+
+
+def test_importing_without_the_extra_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(sys.modules, "langchain.agents.middleware", None)
+    monkeypatch.delitem(sys.modules, "skillshelf.integrations.langchain")
+    with pytest.raises(MissingExtraError) as caught:
+        importlib.import_module("skillshelf.integrations.langchain")
+    assert caught.value.extra == "langchain"

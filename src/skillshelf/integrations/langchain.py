@@ -45,14 +45,14 @@ try:
     from langgraph.config import get_config
     from langgraph.prebuilt.tool_node import ToolCallRequest
     from langgraph.types import Command
-except ImportError as exc:  # pragma: no cover - exercised by installs without the extra
+except ImportError as exc:
     raise MissingExtraError(
         "langchain", module=exc.name or "langchain", feature="The LangChain integration"
     ) from exc
 
 from skillshelf.agent.config import DEFAULT_CATALOG_BUDGET, GUIDANCE
 from skillshelf.agent.materialize import Placement, materialize
-from skillshelf.agent.trace import Trace, span
+from skillshelf.agent.trace import Trace, digest, span
 from skillshelf.core.catalog import CatalogEntry, CatalogFormat, render_catalog
 from skillshelf.core.session import DEFAULT_MAX_LOADED, LoadMode
 from skillshelf.repository import Repository
@@ -187,7 +187,9 @@ class SkillsMiddleware(AgentMiddleware[SkillsState, Any, Any]):
             update = {SESSION_KEY: uuid.uuid4().hex}
         session = (update or {}).get(SESSION_KEY) or self._session(state)
         self.skill_tools(session).begin_turn()
-        self._record("turn", session)
+        messages = state.get("messages") or []
+        text = messages[-1].text if messages else ""
+        self._record("turn", session, user_digest=digest(text))
         return update
 
     async def abefore_agent(self, state: SkillsState, runtime: Any) -> dict[str, Any] | None:
