@@ -6,7 +6,7 @@ import runpy
 from pathlib import Path
 
 import pytest
-from agent.fake_providers import FakeOpenAI
+from fake_providers import FakeOpenAI
 
 from skillshelf.testing import reply
 
