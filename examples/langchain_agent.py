@@ -19,11 +19,8 @@ from langchain.agents import create_agent
 from langchain_openai import ChatOpenAI
 from langgraph.checkpoint.memory import InMemorySaver
 
-from skillshelf.agent.trace import Trace
-from skillshelf.exec.workspace import WorkspaceManager
+from skillshelf import Repository, Trace, WorkspaceManager, open_store
 from skillshelf.integrations.langchain import SkillsMiddleware
-from skillshelf.repository import Repository
-from skillshelf.stores import open_store
 
 SKILLS = Path(__file__).resolve().parent / "skills"
 

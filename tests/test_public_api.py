@@ -76,6 +76,7 @@ NAMESPACES = {
     "skillshelf.lint": None,
     "skillshelf.testing": {"ScriptedModel", "make_skill", "reply", "scripted_by_query"},
     "skillshelf.errors": None,
+    "skillshelf.integrations.langchain": {"SkillsMiddleware", "SkillsState"},
 }
 
 

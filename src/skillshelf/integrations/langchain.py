@@ -24,10 +24,12 @@ from __future__ import annotations
 
 import json
 import logging
+import threading
 import time
 import uuid
+from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from typing import Any, Final, NotRequired
+from typing import TYPE_CHECKING, Any, Final, NotRequired
 
 import anyio
 
@@ -62,11 +64,19 @@ from skillshelf.tools.skill_tools import SkillTools, ToolResult
 from skillshelf.tools.spec import ALL_TOOLS
 from skillshelf.tools.user_tools import Activation, Tool, activated_tools, check_names, tool_set
 
+if TYPE_CHECKING:
+    from skillshelf.exec.runner import Executor
+    from skillshelf.exec.workspace import ExecPolicy, WorkspaceManager
+
 __all__ = ["SkillsMiddleware", "SkillsState"]
 
 logger = logging.getLogger("skillshelf.integrations.langchain")
 
 SESSION_KEY: Final = "skillshelf_session"
+_SKILL_NAMES: Final = frozenset(ALL_TOOLS)
+# SkillTools kept per session: the state lives in the store, but an instance keeps the executor
+# it chose (and its warning) for workspace_exec. Beyond this many, the oldest is dropped.
+_KEPT_SESSIONS: Final = 256
 _NOT_OFFERED: Final = (
     "The tool {name} is not available now: it is offered only while a skill that activates it "
     "is loaded. Load that skill first, or use another tool."
@@ -123,9 +133,9 @@ class SkillsMiddleware(AgentMiddleware[SkillsState, Any, Any]):
         catalog_format: CatalogFormat = "xml",
         catalog_budget: int | None = DEFAULT_CATALOG_BUDGET,
         activations: Sequence[Activation] = (),
-        workspace: Any = None,
-        executor: Any = None,
-        exec_policy: Any = None,
+        workspace: WorkspaceManager | None = None,
+        executor: Executor | None = None,
+        exec_policy: ExecPolicy | None = None,
         trace: Trace | None = None,
     ) -> None:
         super().__init__()
@@ -146,11 +156,13 @@ class SkillsMiddleware(AgentMiddleware[SkillsState, Any, Any]):
         self.executor = executor
         self.exec_policy = exec_policy
         self.trace = trace
+        self._sessions: OrderedDict[str, SkillTools] = OrderedDict()
+        self._lock = threading.Lock()
         self._gated: dict[str, Tool] = {
             t.name: t for a in self.activations for t in a.tools if t.name not in _SKILL_NAMES
         }
         self.tools = [
-            *self._skill_tools(self.skill_tools("-")),
+            *self._skill_tools(self._new_tools("-")),
             *map(_native, self._gated.values()),
         ]
 
@@ -158,6 +170,16 @@ class SkillsMiddleware(AgentMiddleware[SkillsState, Any, Any]):
 
     def skill_tools(self, session_id: str) -> SkillTools:
         """The :class:`SkillTools` of one session (a LangGraph thread) and this agent."""
+        with self._lock:
+            tools = self._sessions.get(session_id)
+            if tools is None:
+                tools = self._sessions[session_id] = self._new_tools(session_id)
+            self._sessions.move_to_end(session_id)
+            while len(self._sessions) > _KEPT_SESSIONS:
+                self._sessions.popitem(last=False)
+            return tools
+
+    def _new_tools(self, session_id: str) -> SkillTools:
         return SkillTools(
             self.repo,
             store=self.store,
@@ -381,9 +403,6 @@ class SkillsMiddleware(AgentMiddleware[SkillsState, Any, Any]):
     def _record(self, kind: str, session: str, **fields: Any) -> None:
         if self.trace is not None:
             self.trace.record(kind, session=session, agent=self.agent, **fields)
-
-
-_SKILL_NAMES: Final = frozenset(ALL_TOOLS)
 
 
 class _SkillTool(BaseTool):
