@@ -6,7 +6,7 @@ import importlib
 import json
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +21,7 @@ from langchain_core.utils.function_calling import convert_to_openai_tool
 from langgraph.checkpoint.memory import InMemorySaver
 from pydantic import Field
 
+from redis_servers import free_port, redis_server_binary, running_redis
 from skillshelf.agent.trace import Trace
 from skillshelf.errors import MissingExtraError
 from skillshelf.exec.runner import BwrapExecutor, bwrap_available
@@ -258,15 +259,29 @@ def test_the_trace_records_turns_model_steps_and_tool_calls(
     assert records[2]["status"] == "ok" and records[2]["session"] == "t1"
 
 
-def test_a_sqlite_store_keeps_a_threads_loads_across_middleware_instances(
-    repo: Repository, tmp_path: Path
+@pytest.fixture(params=["sqlite", "redis"])
+def store_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
+    if request.param == "sqlite":
+        yield f"sqlite:///{tmp_path / 'skills.db'}"
+        return
+    port = free_port()
+    with running_redis(redis_server_binary(), tmp_path, port):
+        yield f"redis://127.0.0.1:{port}/0"
+
+
+def test_a_shared_store_keeps_a_threads_loads_for_a_new_middleware_and_history(
+    repo: Repository, store_url: str
 ) -> None:
-    url = f"sqlite:///{tmp_path / 'skills.db'}"
     load = [call("skill_load", {"skill": "alpha"}, "c1"), AIMessage(content="done")]
-    run(SkillsMiddleware(repo, store=open_store(url), load_mode="session"), load)
-    resumed = SkillsMiddleware(repo, store=open_store(url), load_mode="session")
+    run(SkillsMiddleware(repo, store=open_store(store_url), load_mode="session"), load)
+    resumed = SkillsMiddleware(repo, store=open_store(store_url), load_mode="session")
     assert set(resumed.skill_tools("t1").state().loaded) == {"alpha"}
     assert set(resumed.skill_tools("t2").state().loaded) == set()
+    # A fresh checkpointer: the thread's history is gone, its skill state is not, so the loaded
+    # skill reaches the model in a system message after the prompt.
+    resumed_model = run(resumed, [AIMessage(content="ok")])
+    carried = resumed_model.requests[0][1]
+    assert isinstance(carried, SystemMessage) and "ALPHA-INSTRUCTIONS" in carried.text
 
 
 def test_a_run_without_a_thread_id_gets_its_own_session(repo: Repository) -> None:
