@@ -17,6 +17,7 @@ from langchain_core.callbacks import CallbackManagerForLLMRun
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, SystemMessage, ToolMessage
 from langchain_core.outputs import ChatGeneration, ChatResult
+from langchain_core.tools import StructuredTool
 from langchain_core.utils.function_calling import convert_to_openai_tool
 from langgraph.checkpoint.memory import InMemorySaver
 from pydantic import Field
@@ -350,3 +351,37 @@ def test_importing_without_the_extra_names_the_extra(monkeypatch: pytest.MonkeyP
     with pytest.raises(MissingExtraError) as caught:
         importlib.import_module("skillshelf.integrations.langchain")
     assert caught.value.extra == "langchain"
+
+
+def test_an_only_activation_replaces_the_callers_tools_while_in_force(repo: Repository) -> None:
+    def status() -> str:
+        """Report status."""
+        return "green"
+
+    def deploy(target: str) -> str:
+        """Deploy a service."""
+        return f"deployed {target}"
+
+    activation = Activation(tools=[Tool.from_function(deploy)], skill="deployer", mode="only")
+    model = ScriptedChat(
+        script=[call("skill_load", {"skill": "deployer"}, "c1"), AIMessage(content="done")]
+    )
+    graph = create_agent(
+        model,
+        tools=[StructuredTool.from_function(status)],
+        middleware=[SkillsMiddleware(repo, activations=[activation])],
+    )
+    graph.invoke({"messages": [{"role": "user", "content": "x"}]})
+    assert "status" in model.offered[0] and "deploy" not in model.offered[0]
+    assert "status" not in model.offered[1] and "deploy" in model.offered[1]
+    assert "skill_load" in model.offered[1]
+
+
+def test_system_placement_carries_loaded_content_in_a_system_message(repo: Repository) -> None:
+    model = run(
+        SkillsMiddleware(repo, placement="system"),
+        [call("skill_load", {"skill": "alpha"}, "c1"), AIMessage(content="done")],
+    )
+    second = model.requests[1]
+    assert isinstance(second[1], SystemMessage) and "ALPHA-INSTRUCTIONS" in second[1].text
+    assert "ALPHA-INSTRUCTIONS" not in tool_results(second)["c1"].text
