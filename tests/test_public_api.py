@@ -82,6 +82,7 @@ NAMESPACES = {
         "conversation_of",
         "skill_tools",
     },
+    "skillshelf.integrations.langchain": {"SkillsMiddleware", "SkillsState"},
 }
 
 

@@ -1,0 +1,526 @@
+"""Skills in LangChain v1 / LangGraph agents: one middleware for ``create_agent``.
+
+:class:`SkillsMiddleware` is an :class:`~langchain.agents.middleware.AgentMiddleware` that
+
+* appends the skills catalog and the skill-tool guidance to the system message of every model
+  call (read from the repository each call, so a refresh or watch change reaches the next call;
+  byte-identical while the visible skill set is unchanged);
+* offers the skill tools as native tools (JSON-schema arguments from
+  :meth:`SkillTools.schemas`, the skill name an enum of the visible names) and runs their calls
+  through :meth:`SkillTools.call`, so argument repair and grading are the core's;
+* keeps skill state per LangGraph thread (``config["configurable"]["thread_id"]``) in any
+  skillshelf store; without a thread id, a session id kept in the graph state;
+* shows a skill's activated tools (:class:`~skillshelf.tools.user_tools.Activation`) only while
+  it is loaded, by filtering the tools of each model request;
+* places loaded content per load mode with :func:`~skillshelf.agent.materialize.materialize`
+  (applied to the messages of each model request; the checkpointed history is not rewritten);
+* writes the agent loop's JSONL trace records (``turn``, ``model``, ``tool``).
+
+Needs the ``langchain`` extra; importing this module without it raises
+:class:`~skillshelf.errors.MissingExtraError`.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import threading
+import time
+import uuid
+from collections import OrderedDict
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Final, NotRequired
+
+import anyio
+
+from skillshelf.errors import MissingExtraError, ToolError, UsageError, clip
+
+try:
+    from langchain.agents.middleware import (
+        AgentMiddleware,
+        AgentState,
+        ModelRequest,
+        ModelResponse,
+    )
+    from langchain_core.messages import AnyMessage, SystemMessage, ToolMessage
+    from langchain_core.tools import BaseTool, StructuredTool
+    from langgraph.config import get_config
+    from langgraph.prebuilt.tool_node import ToolCallRequest
+    from langgraph.types import Command
+except ImportError as exc:
+    raise MissingExtraError(
+        "langchain", module=exc.name or "langchain", feature="The LangChain integration"
+    ) from exc
+
+from skillshelf.agent.config import DEFAULT_CATALOG_BUDGET, GUIDANCE
+from skillshelf.agent.materialize import Placement, materialize
+from skillshelf.agent.trace import Trace, digest, span
+from skillshelf.core.catalog import CatalogEntry, CatalogFormat, render_catalog
+from skillshelf.core.session import DEFAULT_MAX_LOADED, LoadMode
+from skillshelf.repository import Repository
+from skillshelf.skills.skill import Skill
+from skillshelf.stores import SessionStore, open_store
+from skillshelf.tools.skill_tools import SkillTools, ToolResult
+from skillshelf.tools.spec import ALL_TOOLS
+from skillshelf.tools.user_tools import Activation, Tool, activated_tools, check_names, tool_set
+
+if TYPE_CHECKING:
+    from skillshelf.exec.runner import Executor
+    from skillshelf.exec.workspace import ExecPolicy, WorkspaceManager
+
+__all__ = ["SkillsMiddleware", "SkillsState"]
+
+logger = logging.getLogger("skillshelf.integrations.langchain")
+
+SESSION_KEY: Final = "skillshelf_session"
+_SKILL_NAMES: Final = frozenset(ALL_TOOLS)
+# SkillTools kept per session: the state lives in the store, but an instance keeps the executor
+# it chose (and its warning) for workspace_exec. Beyond this many, the oldest is dropped.
+_KEPT_SESSIONS: Final = 256
+_NOT_OFFERED: Final = (
+    "The tool {name} is not available now: it is offered only while a skill that activates it "
+    "is loaded. Load that skill first, or use another tool."
+)
+
+
+class SkillsState(AgentState[Any]):
+    """The agent state with the skill session of a run that has no thread id."""
+
+    skillshelf_session: NotRequired[str]
+
+
+class SkillsMiddleware(AgentMiddleware[SkillsState, Any, Any]):
+    """Agent Skills for ``langchain.agents.create_agent``.
+
+    Args:
+        repo: Where the skills come from.
+        store: Session store for skill state (default: in-memory); SQLite or Redis stores
+            keep it across processes.
+        agent: The agent key inside each session (sub-agents use their own).
+        load_mode: How long loads last (``once``, ``turn`` — until the next invocation —,
+            ``session``).
+        max_loaded: Loaded skills kept before the least recently touched is evicted.
+        visible: Filter of the skills this agent may see.
+        placement: ``tool_result`` (loaded content stays in the result that delivered it) or
+            ``system`` (in a system message after the prompt).
+        catalog_format: ``xml`` or ``markdown``.
+        catalog_budget: Characters the catalog may take.
+        activations: Tools that are offered only while a skill that activates them is loaded
+            (a skill's ``allowed-tools`` naming them, or the activation's ``skill``). They are
+            registered with the agent by this middleware. ``session`` lifetime is not
+            supported here.
+        workspace: Enables ``workspace_exec`` (each thread gets its own workspace).
+        executor: Runs ``workspace_exec`` commands (default: bubblewrap where it works).
+        exec_policy: What ``workspace_exec`` may run.
+        trace: Where JSONL trace records go.
+
+    Raises:
+        UsageError: An activation has ``session`` lifetime or a tool clashes with a skill tool.
+    """
+
+    state_schema = SkillsState
+
+    def __init__(
+        self,
+        repo: Repository,
+        *,
+        store: SessionStore | None = None,
+        agent: str = "main",
+        load_mode: LoadMode = "turn",
+        max_loaded: int = DEFAULT_MAX_LOADED,
+        visible: Callable[[Skill], bool] | None = None,
+        placement: Placement = "tool_result",
+        catalog_format: CatalogFormat = "xml",
+        catalog_budget: int | None = DEFAULT_CATALOG_BUDGET,
+        activations: Sequence[Activation] = (),
+        workspace: WorkspaceManager | None = None,
+        executor: Executor | None = None,
+        exec_policy: ExecPolicy | None = None,
+        trace: Trace | None = None,
+    ) -> None:
+        super().__init__()
+        if any(a.lifetime == "session" for a in activations):
+            raise UsageError("SkillsMiddleware supports activations of 'invocation' lifetime only")
+        check_names([], activations)
+        self.repo = repo
+        self.store = store if store is not None else open_store(None)
+        self.agent = agent
+        self.load_mode: LoadMode = load_mode
+        self.max_loaded = max_loaded
+        self.visible = visible
+        self.placement: Placement = placement
+        self.catalog_format: CatalogFormat = catalog_format
+        self.catalog_budget = catalog_budget
+        self.activations = tuple(activations)
+        self.workspace = workspace
+        self.executor = executor
+        self.exec_policy = exec_policy
+        self.trace = trace
+        self._sessions: OrderedDict[str, SkillTools] = OrderedDict()
+        self._lock = threading.Lock()
+        self._gated: dict[str, Tool] = {
+            t.name: t for a in self.activations for t in a.tools if t.name not in _SKILL_NAMES
+        }
+        self.tools = [
+            *self._skill_tools(self._new_tools("-")),
+            *map(_native, self._gated.values()),
+        ]
+
+    # -- sessions --------------------------------------------------------------------------
+
+    def skill_tools(self, session_id: str) -> SkillTools:
+        """The :class:`SkillTools` of one session (a LangGraph thread) and this agent."""
+        with self._lock:
+            tools = self._sessions.get(session_id)
+            if tools is None:
+                tools = self._sessions[session_id] = self._new_tools(session_id)
+            self._sessions.move_to_end(session_id)
+            while len(self._sessions) > _KEPT_SESSIONS:
+                self._sessions.popitem(last=False)
+            return tools
+
+    def _new_tools(self, session_id: str) -> SkillTools:
+        return SkillTools(
+            self.repo,
+            store=self.store,
+            session_id=session_id,
+            agent=self.agent,
+            load_mode=self.load_mode,
+            max_loaded=self.max_loaded,
+            visible=self.visible,
+            workspace=self.workspace,
+            executor=self.executor,
+            exec_policy=self.exec_policy,
+        )
+
+    def _session(self, state: Mapping[str, Any]) -> str:
+        thread = _thread_id()
+        if thread is not None:
+            return thread
+        session = state.get(SESSION_KEY)
+        if not isinstance(session, str):
+            raise UsageError("SkillsMiddleware found no thread id and no session in the state")
+        return session
+
+    def before_agent(self, state: SkillsState, runtime: Any) -> dict[str, Any] | None:
+        """A new invocation is a new user turn: ``turn`` and ``once`` loads end."""
+        update: dict[str, Any] | None = None
+        if _thread_id() is None and not isinstance(state.get(SESSION_KEY), str):
+            update = {SESSION_KEY: uuid.uuid4().hex}
+        session = (update or {}).get(SESSION_KEY) or self._session(state)
+        self.skill_tools(session).begin_turn()
+        messages = state.get("messages") or []
+        text = messages[-1].text if messages else ""
+        self._record("turn", session, user_digest=digest(text))
+        return update
+
+    async def abefore_agent(self, state: SkillsState, runtime: Any) -> dict[str, Any] | None:
+        """:meth:`before_agent` in a worker thread (the store may block)."""
+        return await anyio.to_thread.run_sync(self.before_agent, state, runtime)
+
+    # -- model calls -----------------------------------------------------------------------
+
+    def system_text(self) -> str:
+        """The catalog and guidance appended to the system message (stable bytes)."""
+        skills = [s for s in self.repo.skills if s.model_invocable and self._sees(s)]
+        if not skills:
+            return ""
+        catalog = render_catalog(
+            [CatalogEntry.of(s) for s in skills],
+            format=self.catalog_format,
+            budget_chars=self.catalog_budget,
+        )
+        return f"{catalog}\n\n{GUIDANCE}"
+
+    def _sees(self, skill: Skill) -> bool:
+        return self.visible is None or self.visible(skill)
+
+    def _prepare(self, request: ModelRequest[Any]) -> tuple[ModelRequest[Any], SkillTools]:
+        tools = self.skill_tools(self._session(request.state))
+        own = request.system_prompt or ""
+        skills = self.system_text()
+        system = "\n\n".join(p for p in (own.strip(), skills) if p)
+        prepared = request.override(
+            system_message=SystemMessage(content=system) if system else None,
+            messages=_materialized(request.messages, tools, self.placement),
+            tools=[*self._skill_tools(tools), *self._offered(request.tools, tools)],
+        )
+        return prepared, tools
+
+    def _skill_tools(self, tools: SkillTools) -> list[BaseTool]:
+        return [_SkillTool.of(schema) for schema in tools.schemas("openai")]
+
+    def _offered(self, registered: Sequence[Any], tools: SkillTools) -> list[Any]:
+        """The caller's tools minus activated ones not in force; ``only`` activations win."""
+        state = tools.state()
+        in_force = []
+        for activation in self.activations:
+            for name in state.loaded:
+                chosen = activated_tools(activation, name, self._allowed_tools(name))
+                if chosen:
+                    in_force.append((activation, chosen))
+        plain = [_shim(n) for t in registered if (n := _name(t)) not in self._gated]
+        offered = {
+            t.name for t in tool_set([t for t in plain if t.name not in _SKILL_NAMES], in_force)
+        }
+        return [t for t in registered if _name(t) in offered]
+
+    def _allowed_tools(self, name: str) -> tuple[str, ...]:
+        skill = self.repo.find(name)
+        return skill.manifest.allowed_tools if skill is not None else ()
+
+    def _finish_model(
+        self, request: ModelRequest[Any], response: Any, tools: SkillTools, started: float
+    ) -> None:
+        tools.after_request()
+        messages = getattr(response, "result", None) or []
+        calls = [c["name"] for m in messages for c in getattr(m, "tool_calls", None) or ()]
+        self._record(
+            "model",
+            tools.session_id,
+            model=type(request.model).__name__,
+            tool_calls=calls,
+            tools_offered=[_name(t) for t in request.tools],
+            duration_ms=_ms(started),
+        )
+
+    def wrap_model_call(
+        self,
+        request: ModelRequest[Any],
+        handler: Callable[[ModelRequest[Any]], ModelResponse[Any]],
+    ) -> Any:
+        """Send the request with the catalog, the tools in force and materialised messages."""
+        prepared, tools = self._prepare(request)
+        started = time.perf_counter()
+        with span("skillshelf.model", {"agent": self.agent}):
+            response = handler(prepared)
+        self._finish_model(prepared, response, tools, started)
+        return response
+
+    async def awrap_model_call(
+        self,
+        request: ModelRequest[Any],
+        handler: Callable[[ModelRequest[Any]], Awaitable[ModelResponse[Any]]],
+    ) -> Any:
+        """:meth:`wrap_model_call` for async runs."""
+        prepared, tools = await anyio.to_thread.run_sync(self._prepare, request)
+        started = time.perf_counter()
+        with span("skillshelf.model", {"agent": self.agent}):
+            response = await handler(prepared)
+        await anyio.to_thread.run_sync(self._finish_model, prepared, response, tools, started)
+        return response
+
+    # -- tool calls ------------------------------------------------------------------------
+
+    def wrap_tool_call(
+        self,
+        request: ToolCallRequest,
+        handler: Callable[[ToolCallRequest], ToolMessage | Command[Any]],
+    ) -> ToolMessage | Command[Any]:
+        """Run skill tools through :meth:`SkillTools.call`; refuse activated tools not in force."""
+        name = request.tool_call["name"]
+        if name in _SKILL_NAMES:
+            return self._skill_call(request)
+        if name in self._gated:
+            refusal = self._refusal(request)
+            if refusal is not None:
+                return refusal
+            return anyio.run(self._user_call, request)
+        return handler(request)
+
+    async def awrap_tool_call(
+        self,
+        request: ToolCallRequest,
+        handler: Callable[[ToolCallRequest], Awaitable[ToolMessage | Command[Any]]],
+    ) -> ToolMessage | Command[Any]:
+        """:meth:`wrap_tool_call` for async runs."""
+        name = request.tool_call["name"]
+        if name in _SKILL_NAMES:
+            return await anyio.to_thread.run_sync(self._skill_call, request)
+        if name in self._gated:
+            refusal = await anyio.to_thread.run_sync(self._refusal, request)
+            if refusal is not None:
+                return refusal
+            return await self._user_call(request)
+        return await handler(request)
+
+    def _skill_call(self, request: ToolCallRequest) -> ToolMessage:
+        call = request.tool_call
+        tools = self.skill_tools(self._session(request.state))
+        history = {
+            str(m.tool_call_id)
+            for m in request.state.get("messages", ())
+            if isinstance(m, ToolMessage)
+        }
+        started = time.perf_counter()
+        with span("skillshelf.tool", {"agent": self.agent, "tool": call["name"]}) as extra:
+            result = tools.call(
+                call["name"], call["args"], call_id=call["id"], history_call_ids=history
+            )
+            extra["status"] = result.status
+        self._record_tool(tools.session_id, call, result.status, started)
+        return _message(call, result)
+
+    def _refusal(self, request: ToolCallRequest) -> ToolMessage | None:
+        call = request.tool_call
+        tools = self.skill_tools(self._session(request.state))
+        if _name(call) in {_name(t) for t in self._offered(self.tools, tools)}:
+            return None
+        result = ToolResult(
+            call["name"], "recoverable", _NOT_OFFERED.format(name=clip(call["name"]))
+        )
+        self._record_tool(tools.session_id, call, result.status, time.perf_counter())
+        return _message(call, result)
+
+    async def _user_call(self, request: ToolCallRequest) -> ToolMessage:
+        call = request.tool_call
+        tool = self._gated[call["name"]]
+        started = time.perf_counter()
+        validated = tool.validate(call["args"])
+        if isinstance(validated, str):
+            result = ToolResult(tool.name, "recoverable", validated)
+        else:
+            result = await _invoke(tool, validated)
+        session = await anyio.to_thread.run_sync(self._session, request.state)
+        self._record_tool(session, call, result.status, started)
+        return _message(call, result)
+
+    # -- trace -----------------------------------------------------------------------------
+
+    def _record_tool(
+        self, session: str, call: Mapping[str, Any], status: str, started: float
+    ) -> None:
+        self._record(
+            "tool",
+            session,
+            call_id=call.get("id"),
+            tool=call.get("name"),
+            arguments=call.get("args"),
+            status=status,
+            duration_ms=_ms(started),
+        )
+
+    def _record(self, kind: str, session: str, **fields: Any) -> None:
+        if self.trace is not None:
+            self.trace.record(kind, session=session, agent=self.agent, **fields)
+
+
+class _SkillTool(BaseTool):
+    """A skill tool as LangChain sees it; :class:`SkillsMiddleware` runs its calls."""
+
+    @classmethod
+    def of(cls, schema: Mapping[str, Any]) -> _SkillTool:
+        function = schema["function"]
+        return cls(
+            name=function["name"],
+            description=function["description"],
+            args_schema=function["parameters"],
+        )
+
+    def _run(self, *args: Any, **kwargs: Any) -> str:
+        raise UsageError(f"{self.name} runs only inside an agent with SkillsMiddleware")
+
+
+def _native(tool: Tool) -> BaseTool:
+    """An activated skillshelf tool registered with the agent (the middleware runs it)."""
+    return StructuredTool(
+        name=tool.name,
+        description=tool.description,
+        args_schema=dict(tool.parameters),
+        func=_unreachable,
+    )
+
+
+def _unreachable(**_kwargs: Any) -> str:
+    raise UsageError("activated tools run only inside an agent with SkillsMiddleware")
+
+
+def _shim(name: str) -> Tool:
+    return Tool(name, "", {}, _unreachable)
+
+
+async def _invoke(tool: Tool, arguments: Mapping[str, Any]) -> ToolResult:
+    try:
+        value = await tool.invoke(arguments, None)
+    except ToolError as exc:
+        return ToolResult(tool.name, "recoverable" if exc.recoverable else "fatal", str(exc))
+    except Exception as exc:  # broad on purpose: a caller's tool must not crash the run
+        logger.exception("activated tool %s failed", tool.name)
+        message = (
+            f"The tool {tool.name} failed: {type(exc).__name__}: {clip(str(exc))}. Stop "
+            "retrying it and tell the user it failed."
+        )
+        return ToolResult(tool.name, "fatal", message)
+    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str)
+    return ToolResult(tool.name, "ok", text)
+
+
+def _message(call: Mapping[str, Any], result: ToolResult) -> ToolMessage:
+    return ToolMessage(
+        content=result.content,
+        tool_call_id=call["id"],
+        name=call["name"],
+        status="error" if result.is_error else "success",
+    )
+
+
+def _thread_id() -> str | None:
+    try:
+        configurable = get_config().get("configurable") or {}
+    except RuntimeError:  # outside a runnable context: no config at all
+        return None
+    thread = configurable.get("thread_id")
+    return None if thread is None else str(thread)
+
+
+def _name(tool: Any) -> str:
+    if isinstance(tool, BaseTool):
+        return tool.name
+    if isinstance(tool, Mapping):
+        function = tool.get("function")
+        return str(function.get("name") if isinstance(function, Mapping) else tool.get("name"))
+    return str(getattr(tool, "name", getattr(tool, "__name__", "")))
+
+
+def _materialized(
+    messages: Sequence[AnyMessage], tools: SkillTools, placement: Placement
+) -> list[AnyMessage]:
+    """``messages`` with loaded content placed as :func:`materialize` decides.
+
+    The core works on OpenAI-shaped dicts: each message gets a skeleton with what it reads
+    (roles, tool call ids, ``skill_load`` arguments, tool result text), and the rewritten
+    results and the carried-context system message are mapped back.
+    """
+    skeletons = [_skeleton(m) for m in messages]
+    placed = materialize(skeletons, tools, placement=placement)
+    out: list[AnyMessage] = []
+    source = iter(zip(messages, skeletons, strict=True))
+    for item in placed:
+        if item.get("role") == "system" and item.get("_index") is None:
+            out.append(SystemMessage(content=str(item["content"])))
+            continue
+        message, skeleton = next(source)
+        if item is not skeleton and isinstance(message, ToolMessage):
+            message = message.model_copy(update={"content": item["content"]})
+        out.append(message)
+    return out
+
+
+def _skeleton(message: AnyMessage) -> dict[str, Any]:
+    if isinstance(message, ToolMessage):
+        return {
+            "role": "tool",
+            "tool_call_id": message.tool_call_id,
+            "content": message.text,
+            "_index": 1,
+        }
+    calls = [
+        {"id": c["id"], "function": {"name": c["name"], "arguments": json.dumps(c["args"])}}
+        for c in getattr(message, "tool_calls", None) or ()
+    ]
+    role = "system" if isinstance(message, SystemMessage) else message.type
+    return {"role": role, "tool_calls": calls, "_index": 1}
+
+
+def _ms(started: float) -> float:
+    return round((time.perf_counter() - started) * 1000, 3)
