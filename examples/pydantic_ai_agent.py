@@ -10,6 +10,7 @@ Each run of the same ``--conversation`` with ``--store sqlite:///chat.db`` keeps
 from __future__ import annotations
 
 import argparse
+import asyncio
 import os
 from pathlib import Path
 
@@ -17,10 +18,8 @@ from pydantic_ai import Agent
 from pydantic_ai.models.openai import OpenAIChatModel
 from pydantic_ai.providers.openai import OpenAIProvider
 
-from skillshelf.agent.trace import Trace
+from skillshelf import Repository, Trace, open_store
 from skillshelf.integrations.pydantic_ai import SkillsToolset
-from skillshelf.repository import Repository
-from skillshelf.stores import open_store
 
 SKILLS = Path(__file__).resolve().parent / "skills"
 
@@ -42,7 +41,7 @@ def main() -> None:
     skills = SkillsToolset(Repository([SKILLS]), store=open_store(args.store), trace=trace)
     agent = Agent(model, toolsets=[skills])
     try:
-        result = agent.run_sync(args.prompt, conversation_id=args.conversation)
+        result = asyncio.run(agent.run(args.prompt, conversation_id=args.conversation))
     finally:
         if trace is not None:
             trace.close()

@@ -82,6 +82,7 @@ NAMESPACES = {
         "conversation_of",
         "skill_tools",
     },
+    "skillshelf.integrations.pydantic_ai": {"ConversationKey", "SkillsToolset", "conversation_key"},
 }
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import importlib.util
 import io
 import json
@@ -13,8 +14,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import anyio
 import pytest
-from pydantic_ai import Agent, FunctionToolset
+from pydantic_ai import Agent, AgentRunResult, FunctionToolset
 from pydantic_ai.messages import (
     ModelMessage,
     ModelRequest,
@@ -98,8 +100,14 @@ def repo(tmp_path: Path) -> Repository:
     return Repository([root])
 
 
+def run_sync(agent: Agent[Any, str], prompt: str, **options: Any) -> AgentRunResult[str]:
+    """``agent.run`` in a loop of its own, closed after (``Agent.run_sync`` leaves its loop open
+    for the rest of the process, which warns when it is collected)."""
+    return anyio.run(functools.partial(agent.run, prompt, **options))
+
+
 def run(agent: Agent[Any, str], prompt: str, conversation: str) -> str:
-    return agent.run_sync(prompt, conversation_id=conversation).output
+    return run_sync(agent, prompt, conversation_id=conversation).output
 
 
 def test_the_catalog_is_in_the_instructions_the_model_receives(repo: Repository) -> None:
@@ -109,6 +117,16 @@ def test_the_catalog_is_in_the_instructions_the_model_receives(repo: Repository)
     instructions = script.requests[0][1].instructions or ""
     assert "release-notes" in instructions and "git-helper" in instructions
     assert "call skill_load" in instructions
+
+
+def test_the_instructions_function_gives_the_catalog_without_the_toolset(
+    repo: Repository,
+) -> None:
+    skills = SkillsToolset(repo)
+    script = Script([say("done")])
+    run(Agent(FunctionModel(script), instructions=skills.instructions), "hi", "conv-1")
+    assert script.requests[0][1].instructions == skills.instructions()
+    assert "<available_skills>" in skills.instructions()
 
 
 def test_the_instructions_keep_their_bytes_until_the_skills_change(
@@ -210,10 +228,10 @@ def test_a_resumed_conversation_keeps_its_loads_through_its_message_history(
     skills = SkillsToolset(repo, load_mode="session")
     script = Script([call("skill_load", {"skill": "release-notes"}), say("ok")])
     agent = Agent(FunctionModel(script), toolsets=[skills])
-    first = agent.run_sync("notes")
+    first = run_sync(agent, "notes")
     again = Script([call("skill_load", {"skill": "release-notes"}), say("ok")])
     with agent.override(model=FunctionModel(again)):
-        agent.run_sync("again", message_history=first.all_messages())
+        run_sync(agent, "again", message_history=first.all_messages())
     (result,) = again.tool_results(1)
     assert "already loaded" in str(result.content).lower()
 
@@ -227,7 +245,7 @@ def test_the_conversation_can_come_from_the_deps(repo: Repository) -> None:
     skills = SkillsToolset(repo, load_mode="session")
     script = Script([call("skill_load", {"skill": "git-helper"}), say("ok")])
     agent = Agent(FunctionModel(script), deps_type=Deps, toolsets=[skills])
-    agent.run_sync("git", deps=Deps("user-7"))
+    run_sync(agent, "git", deps=Deps("user-7"))
     assert list(skills.tools_for("user-7").state().loaded) == ["git-helper"]
 
 
@@ -276,8 +294,8 @@ def test_a_turn_load_ends_with_the_run(repo: Repository) -> None:
     gated = skills.activated(FunctionToolset([git], id="user").renamed({"Bash": "git"}))
     script = Script([call("skill_load", {"skill": "git-helper"}), say("ok"), say("next")])
     agent = Agent(FunctionModel(script), toolsets=[skills, gated])
-    first = agent.run_sync("history?", conversation_id="conv-1")
-    agent.run_sync("thanks", message_history=first.all_messages())
+    first = run_sync(agent, "history?", conversation_id="conv-1")
+    run_sync(agent, "thanks", message_history=first.all_messages())
     assert "Bash" in script.tools_offered(1) and "Bash" not in script.tools_offered(2)
 
 
@@ -347,3 +365,24 @@ def test_the_example_runs_against_an_openai_compatible_server(
     assert "<available_skills>" in json.dumps(first["messages"])
     assert "release notes" in json.dumps(second["messages"][-1]).lower()
     assert '"status": "ok"' in trace.read_text(encoding="utf-8")
+
+
+def test_a_load_whose_result_left_the_history_is_delivered_again_in_full(
+    repo: Repository,
+) -> None:
+    skills = SkillsToolset(repo, load_mode="session")
+    script = Script([call("skill_load", {"skill": "release-notes"}), say("ok")])
+    agent = Agent(FunctionModel(script), toolsets=[skills])
+    run(agent, "notes", "conv-1")
+    again = Script([call("skill_load", {"skill": "release-notes"}, "c9"), say("ok")])
+    with agent.override(model=FunctionModel(again)):
+        run(agent, "notes again, fresh history", "conv-1")
+    assert "Group commits by type" in str(again.tool_results(1)[0].content)
+
+
+def test_a_named_skill_activates_all_of_a_toolsets_tools(repo: Repository) -> None:
+    skills = SkillsToolset(repo)
+    gated = skills.activated(FunctionToolset([git], id="user"), skill="release-notes")
+    script = Script([call("skill_load", {"skill": "release-notes"}), say("ok")])
+    run(Agent(FunctionModel(script), toolsets=[skills, gated]), "notes", "conv-1")
+    assert "git" not in script.tools_offered(0) and "git" in script.tools_offered(1)

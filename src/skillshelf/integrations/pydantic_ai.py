@@ -44,7 +44,7 @@ from skillshelf.tools.user_tools import Activation, ActivationMode, Tool, activa
 try:
     from pydantic_ai import RunContext, ToolDefinition
     from pydantic_ai.exceptions import ToolFailed
-    from pydantic_ai.messages import ToolReturnPart
+    from pydantic_ai.messages import InstructionPart, ToolReturnPart
     from pydantic_ai.toolsets import AbstractToolset, FilteredToolset, ToolsetTool
     from pydantic_core import SchemaValidator, core_schema
 except ImportError as exc:  # pragma: no cover - exercised only without the extra
@@ -159,8 +159,11 @@ class SkillsToolset(AbstractToolset[Any]):
         )
         return f"{catalog}\n\n{GUIDANCE}"
 
-    async def get_instructions(self, ctx: RunContext[Any]) -> str | None:
-        return self.instructions(ctx) or None
+    async def get_instructions(self, ctx: RunContext[Any]) -> InstructionPart | None:
+        text = self.instructions(ctx)
+        # Static: its bytes change only with the skill set, so a provider that caches may put a
+        # cache point after it; a changed catalog rewrites the prefix from the next request on.
+        return InstructionPart(text, dynamic=False, name="catalog") if text else None
 
     # -- the run -------------------------------------------------------------------------
 
