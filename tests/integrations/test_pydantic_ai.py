@@ -28,6 +28,7 @@ from pydantic_ai.messages import (
 from pydantic_ai.models.function import AgentInfo, FunctionModel
 
 from skillshelf.agent.trace import Trace
+from skillshelf.errors import MissingExtraError
 from skillshelf.exec.runner import BwrapExecutor, bwrap_available
 from skillshelf.exec.workspace import WorkspaceManager
 from skillshelf.integrations.pydantic_ai import SkillsToolset
@@ -386,3 +387,28 @@ def test_a_named_skill_activates_all_of_a_toolsets_tools(repo: Repository) -> No
     script = Script([call("skill_load", {"skill": "release-notes"}), say("ok")])
     run(Agent(FunctionModel(script), toolsets=[skills, gated]), "notes", "conv-1")
     assert "git" not in script.tools_offered(0) and "git" in script.tools_offered(1)
+
+
+def test_malformed_json_arguments_are_answered_and_the_run_goes_on(repo: Repository) -> None:
+    script = Script(
+        [
+            call("skill_load", '{"skill": "release-notes"', "c1"),  # type: ignore[arg-type]
+            call("skill_load", {"skill": "release-notes"}, "c2"),
+            say("ok"),
+        ]
+    )
+    agent = Agent(FunctionModel(script), toolsets=[SkillsToolset(repo)])
+    assert run(agent, "notes", "conv-1") == "ok"
+    (malformed,) = script.tool_results(1)
+    assert malformed.outcome == "failed"
+    assert "Arguments are not valid JSON" in str(malformed.content)
+    assert "Group commits by type" in str(script.tool_results(2)[0].content)
+
+
+def test_without_pydantic_ai_the_module_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(sys.modules, "pydantic_ai", None)
+    monkeypatch.delitem(sys.modules, "skillshelf.integrations.pydantic_ai")
+    with pytest.raises(MissingExtraError) as caught:
+        importlib.import_module("skillshelf.integrations.pydantic_ai")
+    assert caught.value.extra == "pydantic-ai"
+    assert "pip install 'skillshelf[pydantic-ai]'" in str(caught.value)

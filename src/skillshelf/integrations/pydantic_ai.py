@@ -21,6 +21,7 @@ different mistakes does not end the run with ``UnexpectedModelBehavior``.
 from __future__ import annotations
 
 import functools
+import json
 import time
 from collections.abc import Awaitable, Callable, Collection, Sequence
 from typing import Any, Final
@@ -46,8 +47,7 @@ try:
     from pydantic_ai.exceptions import ToolFailed
     from pydantic_ai.messages import InstructionPart, ToolReturnPart
     from pydantic_ai.toolsets import AbstractToolset, FilteredToolset, ToolsetTool
-    from pydantic_core import SchemaValidator, core_schema
-except ImportError as exc:  # pragma: no cover - exercised only without the extra
+except ImportError as exc:
     raise MissingExtraError(
         "pydantic-ai", module="pydantic_ai", feature="skillshelf.integrations.pydantic_ai"
     ) from exc
@@ -55,9 +55,29 @@ except ImportError as exc:  # pragma: no cover - exercised only without the extr
 __all__ = ["ConversationKey", "SkillsToolset", "conversation_key"]
 
 ConversationKey = Callable[[RunContext[Any]], str]
-# Arguments reach SkillTools as the model sent them: its repair and grading (closest names,
-# "ask the user") are the point, and pydantic-ai's own validation would answer first.
-_ANY_ARGS: Final = SchemaValidator(core_schema.dict_schema(core_schema.str_schema()))
+# Arguments that are not a JSON object travel to call_tool under this key, as sent.
+_AS_SENT: Final = "\x00skillshelf-arguments-as-sent"
+
+
+class _ArgumentsAsSent:
+    """An ``args_validator`` that lets every argument through as the model sent it.
+
+    SkillTools repairs and grades arguments itself (closest names, "ask the user", malformed
+    JSON); pydantic-ai's validation would answer first, with its own text and retry budget.
+    """
+
+    def validate_json(self, input: str | bytes | bytearray, **_options: Any) -> dict[str, Any]:
+        text = input if isinstance(input, str) else bytes(input).decode("utf-8", "replace")
+        try:
+            value = json.loads(text or "{}")
+        except ValueError:
+            return {_AS_SENT: text}
+        return value if isinstance(value, dict) else {_AS_SENT: text}
+
+    def validate_python(self, input: Any, **_options: Any) -> dict[str, Any]:
+        if isinstance(input, dict):
+            return input
+        return {_AS_SENT: input if isinstance(input, str) else json.dumps(input, default=str)}
 
 
 def conversation_key(ctx: RunContext[Any]) -> str:
@@ -184,7 +204,7 @@ class SkillsToolset(AbstractToolset[Any]):
                 parameters_json_schema=function["parameters"],
             )
             tools[definition.name] = ToolsetTool(
-                toolset=self, tool_def=definition, max_retries=0, args_validator=_ANY_ARGS
+                toolset=self, tool_def=definition, max_retries=0, args_validator=_ArgumentsAsSent()
             )
         return tools
 
@@ -193,10 +213,11 @@ class SkillsToolset(AbstractToolset[Any]):
     ) -> str:
         tools = self._tools(ctx)
         started = time.perf_counter()
+        arguments: dict[str, Any] | str = tool_args.get(_AS_SENT, tool_args)
         call = functools.partial(
             tools.call,
             name,
-            tool_args,
+            arguments,
             call_id=ctx.tool_call_id,
             history_call_ids=_history_call_ids(ctx),
         )
@@ -206,7 +227,7 @@ class SkillsToolset(AbstractToolset[Any]):
             ctx,
             call_id=ctx.tool_call_id,
             tool=name,
-            arguments=tool_args,
+            arguments=arguments,
             status=result.status,
             duration_ms=round((time.perf_counter() - started) * 1000, 3),
             retry_count=ctx.retry,
