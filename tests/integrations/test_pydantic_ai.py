@@ -9,7 +9,7 @@ import json
 import os
 import runpy
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -27,6 +27,7 @@ from pydantic_ai.messages import (
 )
 from pydantic_ai.models.function import AgentInfo, FunctionModel
 
+from redis_servers import free_port, redis_server_binary, running_redis
 from skillshelf.agent.trace import Trace
 from skillshelf.errors import MissingExtraError
 from skillshelf.exec.runner import BwrapExecutor, bwrap_available
@@ -324,14 +325,31 @@ def test_workspace_exec_runs_a_script_in_bwrap_and_its_output_reaches_the_model(
     assert '<file path="out/summary.md">' in str(result.content)
 
 
-def test_loads_persist_in_a_sqlite_store_across_toolsets(repo: Repository, tmp_path: Path) -> None:
-    url = f"sqlite:///{tmp_path / 'skills.db'}"
+@pytest.fixture(params=["sqlite", "redis"])
+def store_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
+    """A shared store two workers open: a SQLite file, or a real redis-server on 127.0.0.1."""
+    if request.param == "sqlite":
+        yield f"sqlite:///{tmp_path / 'skills.db'}"
+        return
+    port = free_port()
+    with running_redis(redis_server_binary(), tmp_path, port):
+        yield f"redis://127.0.0.1:{port}/0"
+
+
+def test_loads_persist_in_a_shared_store_and_stay_per_conversation(
+    repo: Repository, store_url: str
+) -> None:
     script = Script([call("skill_load", {"skill": "release-notes"}), say("ok")])
-    skills = SkillsToolset(repo, store=open_store(url), load_mode="session")
-    run(Agent(FunctionModel(script), toolsets=[skills]), "notes", "conv-1")
-    reopened = SkillsToolset(repo, store=open_store(url))
-    assert list(reopened.tools_for("conv-1").state().loaded) == ["release-notes"]
-    assert not reopened.tools_for("conv-2").state().loaded
+    first, second = open_store(store_url), open_store(store_url)
+    try:
+        skills = SkillsToolset(repo, store=first, load_mode="session")
+        run(Agent(FunctionModel(script), toolsets=[skills]), "notes", "conv-1")
+        other_worker = SkillsToolset(repo, store=second)
+        assert list(other_worker.tools_for("conv-1").state().loaded) == ["release-notes"]
+        assert not other_worker.tools_for("conv-2").state().loaded
+    finally:
+        first.close()
+        second.close()
 
 
 def test_the_trace_has_a_line_per_run_and_per_tool_call(repo: Repository) -> None:
