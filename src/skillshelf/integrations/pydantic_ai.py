@@ -24,7 +24,7 @@ import functools
 import json
 import time
 from collections.abc import Awaitable, Callable, Collection, Sequence
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 import anyio
 
@@ -34,13 +34,15 @@ from skillshelf.core.allowed_tools import pattern_tool
 from skillshelf.core.catalog import CatalogEntry, CatalogFormat, render_catalog
 from skillshelf.core.session import DEFAULT_MAX_LOADED, LoadMode
 from skillshelf.errors import MissingExtraError, UsageError
-from skillshelf.exec.runner import Executor
-from skillshelf.exec.workspace import ExecPolicy, WorkspaceManager
 from skillshelf.repository import Repository
 from skillshelf.skills.skill import Skill
 from skillshelf.stores import SessionStore, open_store
 from skillshelf.tools.skill_tools import SkillTools
 from skillshelf.tools.user_tools import Activation, ActivationMode, Tool, activated_tools
+
+if TYPE_CHECKING:
+    from skillshelf.exec.runner import Executor
+    from skillshelf.exec.workspace import ExecPolicy, WorkspaceManager
 
 try:
     from pydantic_ai import RunContext, ToolDefinition
