@@ -83,6 +83,7 @@ NAMESPACES = {
         "skill_tools",
     },
     "skillshelf.integrations.langchain": {"SkillsMiddleware", "SkillsState"},
+    "skillshelf.integrations.pydantic_ai": {"ConversationKey", "SkillsToolset", "conversation_key"},
 }
 
 

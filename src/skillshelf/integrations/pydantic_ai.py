@@ -1,0 +1,334 @@
+"""Skills in a pydantic-ai agent: one toolset brings the catalog, the tools and their state.
+
+:class:`SkillsToolset` is a pydantic-ai ``AbstractToolset``: its instructions are the skills
+catalog and short guidance (the bytes change only when the visible skill set does), its tools
+are the skill tools of :class:`~skillshelf.tools.skill_tools.SkillTools` with the same schemas
+and grading, and its state lives in any skillshelf store, keyed by the run's conversation::
+
+    from pydantic_ai import Agent
+    from skillshelf import Repository
+    from skillshelf.integrations.pydantic_ai import SkillsToolset
+
+    skills = SkillsToolset(Repository(["./skills"]))
+    agent = Agent("openai:gpt-4.1", toolsets=[skills])
+
+Graded failures become pydantic-ai ``ToolFailed`` results, not ``ModelRetry``: the model reads
+skillshelf's text unchanged ("ask the user", "fix it", "closest names"), and the retry budget is
+skillshelf's own (the third identical failure is answered as fatal), so a model that makes two
+different mistakes does not end the run with ``UnexpectedModelBehavior``.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import time
+from collections.abc import Awaitable, Callable, Collection, Sequence
+from typing import TYPE_CHECKING, Any, Final
+
+import anyio
+
+from skillshelf.agent.config import DEFAULT_CATALOG_BUDGET, GUIDANCE
+from skillshelf.agent.trace import Trace
+from skillshelf.core.allowed_tools import pattern_tool
+from skillshelf.core.catalog import CatalogEntry, CatalogFormat, render_catalog
+from skillshelf.core.session import DEFAULT_MAX_LOADED, LoadMode
+from skillshelf.errors import MissingExtraError, UsageError
+from skillshelf.repository import Repository
+from skillshelf.skills.skill import Skill
+from skillshelf.stores import SessionStore, open_store
+from skillshelf.tools.skill_tools import SkillTools
+from skillshelf.tools.user_tools import Activation, ActivationMode, Tool, activated_tools
+
+if TYPE_CHECKING:
+    from skillshelf.exec.runner import Executor
+    from skillshelf.exec.workspace import ExecPolicy, WorkspaceManager
+
+try:
+    from pydantic_ai import RunContext, ToolDefinition
+    from pydantic_ai.exceptions import ToolFailed
+    from pydantic_ai.messages import InstructionPart, ToolReturnPart
+    from pydantic_ai.toolsets import AbstractToolset, FilteredToolset, ToolsetTool
+except ImportError as exc:
+    raise MissingExtraError(
+        "pydantic-ai", module="pydantic_ai", feature="skillshelf.integrations.pydantic_ai"
+    ) from exc
+
+__all__ = ["ConversationKey", "SkillsToolset", "conversation_key"]
+
+ConversationKey = Callable[[RunContext[Any]], str]
+# Arguments that are not a JSON object travel to call_tool under this key, as sent.
+_AS_SENT: Final = "\x00skillshelf-arguments-as-sent"
+
+
+class _ArgumentsAsSent:
+    """An ``args_validator`` that lets every argument through as the model sent it.
+
+    SkillTools repairs and grades arguments itself (closest names, "ask the user", malformed
+    JSON); pydantic-ai's validation would answer first, with its own text and retry budget.
+    """
+
+    def validate_json(self, input: str | bytes | bytearray, **_options: Any) -> dict[str, Any]:
+        text = input if isinstance(input, str) else bytes(input).decode("utf-8", "replace")
+        try:
+            value = json.loads(text or "{}")
+        except ValueError:
+            return {_AS_SENT: text}
+        return value if isinstance(value, dict) else {_AS_SENT: text}
+
+    def validate_python(self, input: Any, **_options: Any) -> dict[str, Any]:
+        if isinstance(input, dict):
+            return input
+        return {_AS_SENT: input if isinstance(input, str) else json.dumps(input, default=str)}
+
+
+def conversation_key(ctx: RunContext[Any]) -> str:
+    """The default conversation key: ``deps.conversation_id`` when the deps have one, else
+    pydantic-ai's own ``ctx.conversation_id`` (carried by ``message_history``, so a resumed
+    conversation keeps its key)."""
+    key = getattr(ctx.deps, "conversation_id", None) or ctx.conversation_id
+    if not isinstance(key, str) or not key:
+        raise UsageError(
+            "SkillsToolset needs a conversation id: give deps a conversation_id, "
+            "or pass conversation_key=..."
+        )
+    return key
+
+
+class SkillsToolset(AbstractToolset[Any]):
+    """The skill tools and catalog as one pydantic-ai toolset.
+
+    Args:
+        repo: Where the skills come from (a ``refresh()`` or watch change reaches the next
+            request's instructions and tool schemas).
+        store: Session store (memory, SQLite, Redis; default: in-memory).
+        conversation_key: Maps a run to its conversation (default: :func:`conversation_key`).
+            Two keys never share loads; a run with the same key resumes them.
+        agent: The agent key within a conversation (distinct per sub-agent).
+        load_mode: How long a load lasts: ``once``, ``turn`` (until the next run) or
+            ``session``.
+        max_loaded: Loaded skills kept before the least recently touched is evicted.
+        visible: Filter on the skills the model may see.
+        workspace: Enables ``workspace_exec`` (one workspace per conversation).
+        executor: Runs ``workspace_exec`` commands (default: bubblewrap where it works).
+        exec_policy: What ``workspace_exec`` may run.
+        catalog_format: ``xml`` or ``markdown``.
+        catalog_budget: Characters the catalog may take.
+        trace: Where a JSON line per run and per tool call goes.
+        id: The toolset's id among the agent's toolsets.
+    """
+
+    def __init__(
+        self,
+        repo: Repository,
+        *,
+        store: SessionStore | None = None,
+        conversation_key: ConversationKey = conversation_key,
+        agent: str = "main",
+        load_mode: LoadMode = "turn",
+        max_loaded: int = DEFAULT_MAX_LOADED,
+        visible: Callable[[Skill], bool] | None = None,
+        workspace: WorkspaceManager | None = None,
+        executor: Executor | None = None,
+        exec_policy: ExecPolicy | None = None,
+        catalog_format: CatalogFormat = "xml",
+        catalog_budget: int | None = DEFAULT_CATALOG_BUDGET,
+        trace: Trace | None = None,
+        id: str = "skillshelf",
+    ) -> None:
+        self.repo = repo
+        self.store = store if store is not None else open_store(None)
+        self.conversation_key = conversation_key
+        self.agent = agent
+        self.trace = trace
+        self.catalog_format: CatalogFormat = catalog_format
+        self.catalog_budget = catalog_budget
+        self._id = id
+        self._options: dict[str, Any] = {
+            "load_mode": load_mode,
+            "max_loaded": max_loaded,
+            "visible": visible,
+            "workspace": workspace,
+            "executor": executor,
+            "exec_policy": exec_policy,
+        }
+        self.tools_for("-")  # checks the options now, not at the first tool call
+
+    @property
+    def id(self) -> str:
+        return self._id
+
+    def tools_for(self, conversation: str) -> SkillTools:
+        """The skill tools of one conversation (their state is in the store, not here)."""
+        return SkillTools(
+            self.repo, store=self.store, session_id=conversation, agent=self.agent, **self._options
+        )
+
+    def _tools(self, ctx: RunContext[Any]) -> SkillTools:
+        return self.tools_for(self.conversation_key(ctx))
+
+    # -- instructions --------------------------------------------------------------------
+
+    def instructions(self, ctx: RunContext[Any] | None = None) -> str:
+        """The catalog and guidance, for ``Agent(instructions=skills.instructions)`` when the
+        toolset's own instructions are not used; empty when no skill is visible."""
+        skills = [s for s in self.tools_for("-").visible_skills() if s.model_invocable]
+        if not skills:
+            return ""
+        entries = [CatalogEntry.of(s) for s in skills]
+        catalog = render_catalog(
+            entries, format=self.catalog_format, budget_chars=self.catalog_budget
+        )
+        return f"{catalog}\n\n{GUIDANCE}"
+
+    async def get_instructions(self, ctx: RunContext[Any]) -> InstructionPart | None:
+        text = self.instructions(ctx)
+        # Static: its bytes change only with the skill set, so a provider that caches may put a
+        # cache point after it; a changed catalog rewrites the prefix from the next request on.
+        return InstructionPart(text, dynamic=False, name="catalog") if text else None
+
+    # -- the run -------------------------------------------------------------------------
+
+    async def for_run(self, ctx: RunContext[Any]) -> AbstractToolset[Any]:
+        # A run is one user message: ``turn`` and ``once`` loads of the last one end here.
+        tools = self._tools(ctx)
+        await anyio.to_thread.run_sync(tools.begin_turn)
+        self._record("run", ctx, run_id=ctx.run_id)
+        return self
+
+    async def get_tools(self, ctx: RunContext[Any]) -> dict[str, ToolsetTool[Any]]:
+        tools: dict[str, ToolsetTool[Any]] = {}
+        for schema in self._tools(ctx).schemas("openai"):
+            function = schema["function"]
+            definition = ToolDefinition(
+                name=function["name"],
+                description=function["description"],
+                parameters_json_schema=function["parameters"],
+            )
+            tools[definition.name] = ToolsetTool(
+                toolset=self, tool_def=definition, max_retries=0, args_validator=_ArgumentsAsSent()
+            )
+        return tools
+
+    async def call_tool(
+        self, name: str, tool_args: dict[str, Any], ctx: RunContext[Any], tool: ToolsetTool[Any]
+    ) -> str:
+        tools = self._tools(ctx)
+        started = time.perf_counter()
+        arguments: dict[str, Any] | str = tool_args.get(_AS_SENT, tool_args)
+        call = functools.partial(
+            tools.call,
+            name,
+            arguments,
+            call_id=ctx.tool_call_id,
+            history_call_ids=_history_call_ids(ctx),
+        )
+        result = await anyio.to_thread.run_sync(call)
+        self._record(
+            "tool",
+            ctx,
+            call_id=ctx.tool_call_id,
+            tool=name,
+            arguments=arguments,
+            status=result.status,
+            duration_ms=round((time.perf_counter() - started) * 1000, 3),
+            retry_count=ctx.retry,
+        )
+        if result.is_error:
+            raise ToolFailed(result.content)
+        return result.content
+
+    # -- tool activation -----------------------------------------------------------------
+
+    def activated(
+        self,
+        toolset: AbstractToolset[Any],
+        *,
+        skill: str | None = None,
+        mode: ActivationMode = "include",
+    ) -> FilteredToolset[Any]:
+        """``toolset``'s tools, offered only while a skill that activates them is loaded.
+
+        With ``skill`` its load activates them all; without, a loaded skill's
+        ``allowed-tools`` naming a tool activates that tool (``Bash(git:*)`` names ``Bash``).
+        ``mode="only"`` activations are not supported here: use :meth:`restricted` on the
+        other toolsets.
+        """
+        if mode != "include":
+            raise UsageError("SkillsToolset.activated supports mode='include' only")
+
+        def offered(ctx: RunContext[Any], definition: ToolDefinition) -> bool:
+            activation = Activation([_named(definition)], skill=skill)
+            state = self._tools(ctx).state()
+            return any(
+                activated_tools(activation, name, self._allowed_tools(name))
+                for name in state.loaded
+            )
+
+        return toolset.filtered(_in_thread(offered))
+
+    def restricted(self, toolset: AbstractToolset[Any]) -> FilteredToolset[Any]:
+        """``toolset``'s tools, minus those the active skill's ``allowed-tools`` leave out.
+
+        The active skill is the last loaded (or touched); while it declares no
+        ``allowed-tools``, or none is loaded, every tool is offered.
+        """
+
+        def offered(ctx: RunContext[Any], definition: ToolDefinition) -> bool:
+            state = self._tools(ctx).state()
+            if not state.loaded:
+                return True
+            active = max(state.loaded.values(), key=lambda s: (s.touched, s.name)).name
+            allowed = self._allowed_tools(active)
+            return not allowed or definition.name in {pattern_tool(p) for p in allowed}
+
+        return toolset.filtered(_in_thread(offered))
+
+    def _allowed_tools(self, name: str) -> Sequence[str]:
+        skill = self.repo.find(name)
+        return skill.manifest.allowed_tools if skill is not None else ()
+
+    # -- the trace -----------------------------------------------------------------------
+
+    def _record(self, kind: str, ctx: RunContext[Any], **fields: Any) -> None:
+        if self.trace is None:
+            return
+        self.trace.record(
+            kind,
+            session=self.conversation_key(ctx),
+            agent=self.agent,
+            step=ctx.run_step,
+            source="pydantic-ai",
+            **fields,
+        )
+
+
+def _history_call_ids(ctx: RunContext[Any]) -> Collection[str]:
+    """Tool call ids whose results are still in the history the model receives."""
+    return {
+        part.tool_call_id
+        for message in ctx.messages
+        for part in getattr(message, "parts", ())
+        if isinstance(part, ToolReturnPart)
+    }
+
+
+def _named(definition: ToolDefinition) -> Tool:
+    """A stand-in skillshelf tool for the activation rules, which decide by name."""
+    return Tool(
+        definition.name, definition.description or "", definition.parameters_json_schema, _never
+    )
+
+
+def _never(**_kwargs: Any) -> None:  # pragma: no cover - stand-ins are never invoked
+    raise AssertionError
+
+
+def _in_thread(
+    fn: Callable[[RunContext[Any], ToolDefinition], bool],
+) -> Callable[[RunContext[Any], ToolDefinition], Awaitable[bool]]:
+    # The store may be SQLite or Redis: its reads stay off the event loop.
+    async def run(ctx: RunContext[Any], definition: ToolDefinition) -> bool:
+        return await anyio.to_thread.run_sync(fn, ctx, definition)
+
+    return run
