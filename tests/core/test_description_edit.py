@@ -87,6 +87,7 @@ def test_quote_yaml_escapes_what_yaml_would_fold_or_end_on() -> None:
         ("---\nname: pdf\ndescription: [a, b]\n---\n", "not a plain string"),
         ("no frontmatter\n", "cannot read the frontmatter"),
         ("---\r\nname: pdf\ndescription: a\n---\n", "mixes line ends"),
+        ("---\nname: pdf\ndescription: caf\udce9\n---\n", "not valid UTF-8"),
     ],
 )
 def test_files_it_cannot_edit_safely_are_refused(text: str, problem: str) -> None:

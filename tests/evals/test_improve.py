@@ -189,3 +189,17 @@ def test_an_unknown_skill_is_a_usage_error_naming_the_closest(tmp_path: Path) ->
         anyio.run(
             lambda: improve_descriptions(cases(), repo, SearchBaselineModel(), skills=["docfil"])
         )
+
+
+def test_a_skill_md_that_is_not_utf8_is_left_alone_without_a_crash(tmp_path: Path) -> None:
+    root = make_catalog(tmp_path)
+    skill_md = root / "docfill" / "SKILL.md"
+    raw = skill_md.read_bytes().replace(b"Helps with documents.", b"Helps with docum\xe9nts.")
+    skill_md.write_bytes(raw)
+    result, _ = run(root, GOOD)
+
+    (proposal,) = result.proposals
+    assert not proposal.kept
+    assert proposal.reason.startswith("not applied: cannot edit this SKILL.md safely")
+    assert result.changes == ()
+    assert skill_md.read_bytes() == raw

@@ -47,10 +47,16 @@ def replace_description(text: str, description: str) -> str:
     """The SKILL.md ``text`` with its ``description`` value replaced by ``description``.
 
     Raises:
-        DescriptionEditError: No parsable frontmatter, no (or a repeated, or a non-string)
-            ``description``, mixed line ends, or a result that would not read back as
+        DescriptionEditError: Text that is not UTF-8 (lone surrogates), no parsable
+            frontmatter, no (or a repeated, or a non-string) ``description``, mixed line
+            ends, or a result that would not read back as
             the old frontmatter with only the description changed.
     """
+    for value, what in ((text, "the file is"), (description, "the new description is")):
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            raise DescriptionEditError(f"{what} not valid UTF-8") from None
     bom = _BOM if text.startswith(_BOM) else ""
     body = text[len(bom) :]
     crlf = "\r\n" in body

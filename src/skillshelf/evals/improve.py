@@ -30,6 +30,7 @@ from skillshelf.core.description_edit import DescriptionEditError, replace_descr
 from skillshelf.errors import SkillshelfError, UsageError, clip, unknown_skill_message
 from skillshelf.evals.improve_result import (
     SPLITS,
+    TEXT_FILE,
     Change,
     ImproveError,
     ImproveResult,
@@ -97,7 +98,7 @@ class _Workspace:
         return repo
 
     def write(self, name: str, text: str) -> None:
-        with open(self.entries[name].copy, "w", encoding="utf-8", newline="") as handle:
+        with open(self.entries[name].copy, "w", **TEXT_FILE) as handle:
             handle.write(text)
 
     def check(self, name: str, description: str) -> str | None:
@@ -242,12 +243,14 @@ async def _optimise(
 
 
 def _description_of(entry: _Entry) -> str:
+    """The description the copy's SKILL.md holds now."""
+    if entry.current == entry.original:
+        return entry.description
     from skillshelf.core.frontmatter import parse_frontmatter
 
-    value = parse_frontmatter(entry.current.replace("\r\n", "\n").lstrip("\ufeff")).data[
-        "description"
-    ]
-    return str(value)
+    # Only edits that read back (core.description_edit checked it) get here.
+    text = entry.current.replace("\r\n", "\n").removeprefix("\ufeff")
+    return str(parse_frontmatter(text).data["description"])
 
 
 async def _evaluate(
@@ -362,7 +365,8 @@ async def _judge(
     try:
         text = replace_description(entry.current, description)
     except DescriptionEditError as exc:
-        raise ImproveError(f"{entry.source}: cannot change its description: {exc}") from None
+        reason = f"not applied: cannot edit this SKILL.md safely ({exc})"
+        return Proposal(name, attempt, description, False, reason), None
     workspace.write(name, text)
     problem = workspace.check(name, description)
     if problem is not None:

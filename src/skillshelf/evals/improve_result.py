@@ -14,6 +14,7 @@ from skillshelf.evals.report import EvalReport
 
 __all__ = [
     "SPLITS",
+    "TEXT_FILE",
     "Change",
     "ImproveError",
     "ImproveResult",
@@ -25,6 +26,13 @@ __all__ = [
 
 Split = Literal["train", "held-out"]
 SPLITS: Final[tuple[Split, ...]] = ("train", "held-out")
+# How SKILL.md files are read and written back: line ends as they are, and bytes that are not
+# UTF-8 carried through unchanged (an edit of such a file is refused, never a crash).
+TEXT_FILE: Final[dict[str, Any]] = {
+    "encoding": "utf-8",
+    "errors": "surrogateescape",
+    "newline": "",
+}
 
 
 class ImproveError(SkillshelfError):
@@ -141,7 +149,7 @@ class ImproveResult:
                 )
         written = []
         for change in self.changes:
-            with open(change.path, "w", encoding="utf-8", newline="") as handle:
+            with open(change.path, "w", **TEXT_FILE) as handle:
                 handle.write(change.after)
             written.append(change.path)
         return written
@@ -220,5 +228,5 @@ def _inside(path: Path, folder: str | os.PathLike[str]) -> bool:
 
 
 def read_text(path: Path) -> str:
-    with open(path, encoding="utf-8", newline="") as handle:  # newline="": keep CRLF as written
+    with open(path, **TEXT_FILE) as handle:
         return handle.read()
