@@ -30,13 +30,13 @@ from skillshelf.core.description_edit import DescriptionEditError, replace_descr
 from skillshelf.errors import SkillshelfError, UsageError, clip, unknown_skill_message
 from skillshelf.evals.improve_result import (
     SPLITS,
-    TEXT_FILE,
     Change,
     ImproveError,
     ImproveResult,
     Proposal,
     Split,
     read_text,
+    write_text,
 )
 from skillshelf.evals.proposer import MAX_DESCRIPTION_CHARS, Example, ProposalRequest, propose
 from skillshelf.evals.report import EvalReport, build_report, run_passes
@@ -98,8 +98,7 @@ class _Workspace:
         return repo
 
     def write(self, name: str, text: str) -> None:
-        with open(self.entries[name].copy, "w", **TEXT_FILE) as handle:
-            handle.write(text)
+        write_text(self.entries[name].copy, text)
 
     def check(self, name: str, description: str) -> str | None:
         """None when the copy's SKILL.md is valid with ``description``, else why not."""

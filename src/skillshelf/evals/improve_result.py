@@ -14,7 +14,6 @@ from skillshelf.evals.report import EvalReport
 
 __all__ = [
     "SPLITS",
-    "TEXT_FILE",
     "Change",
     "ImproveError",
     "ImproveResult",
@@ -22,17 +21,11 @@ __all__ = [
     "Split",
     "read_text",
     "skill_rows",
+    "write_text",
 ]
 
 Split = Literal["train", "held-out"]
 SPLITS: Final[tuple[Split, ...]] = ("train", "held-out")
-# How SKILL.md files are read and written back: line ends as they are, and bytes that are not
-# UTF-8 carried through unchanged (an edit of such a file is refused, never a crash).
-TEXT_FILE: Final[dict[str, Any]] = {
-    "encoding": "utf-8",
-    "errors": "surrogateescape",
-    "newline": "",
-}
 
 
 class ImproveError(SkillshelfError):
@@ -149,8 +142,7 @@ class ImproveResult:
                 )
         written = []
         for change in self.changes:
-            with open(change.path, "w", **TEXT_FILE) as handle:
-                handle.write(change.after)
+            write_text(change.path, change.after)
             written.append(change.path)
         return written
 
@@ -227,6 +219,17 @@ def _inside(path: Path, folder: str | os.PathLike[str]) -> bool:
     return os.path.abspath(path).startswith(os.path.abspath(folder) + os.sep)
 
 
+# SKILL.md files are read and written back as they are: line ends untouched (newline=""), and
+# bytes that are not UTF-8 carried through (surrogateescape; an edit of such a file is refused).
+
+
 def read_text(path: Path) -> str:
-    with open(path, **TEXT_FILE) as handle:
+    """A SKILL.md's text, line ends and undecodable bytes kept."""
+    with open(path, encoding="utf-8", errors="surrogateescape", newline="") as handle:
         return handle.read()
+
+
+def write_text(path: Path, text: str) -> None:
+    """Write what :func:`read_text` read (or an edit of it) back, byte for byte."""
+    with open(path, "w", encoding="utf-8", errors="surrogateescape", newline="") as handle:
+        handle.write(text)
