@@ -10,12 +10,20 @@ not timed), then times, ``--repeat`` times each and reporting the median and min
 - warm: a new ``Repository(...)`` over the unchanged tree with a populated cache, then
   ``.catalog()``;
 - refresh: ``repo.refresh()`` on an open repository, nothing changed;
-- floor: ``open(path, "rb").read(4096)`` of every SKILL.md (paths known in advance);
+- floor: ``open(path, "rb").read(4096)`` of every SKILL.md (paths known in advance), and the
+  same plus a minimal parse (split off the frontmatter, ``key: value`` lines into a dict);
+- tokens: ``report_for_repository`` (every body, load text and document read and counted)
+  beside its floor: every file of every skill read with the stdlib and all that text counted
+  once with tiktoken's batch encoder (``--skip-heavy`` leaves tokens and lint out);
+- lint: ``lint_repository`` beside its floor: every file of every skill read with the stdlib;
 - search: ~200 mixed queries (p50 / p95), after the index is built by a first search;
 - reference: skills-ref's ``to_prompt`` over the sorted skill folders, once, and whether its
   output is byte-identical to skillshelf's catalog.
 
-Prints figures and the targets of issue 2; it asserts nothing.
+Every measure reports wall-clock seconds and the process's CPU seconds (user + system, all
+threads): on a shared machine the wall clock mostly measures the other jobs, and the ratio
+to a floor measured in the same run is the figure to compare. Prints figures and the targets
+of issues 2 and 17; it asserts nothing.
 """
 
 from __future__ import annotations
@@ -172,9 +180,14 @@ def ensure_tree(root: Path, n: int, seed: int) -> bool:
 
 @dataclass(frozen=True, slots=True)
 class Timing:
-    """Wall-clock seconds of repeated runs, in run order."""
+    """Wall-clock seconds of repeated runs, in run order, and their CPU seconds."""
 
     runs: tuple[float, ...]
+    cpu_runs: tuple[float, ...] = ()
+
+    @property
+    def cpu(self) -> float:
+        return statistics.median(self.cpu_runs) if self.cpu_runs else float("nan")
 
     @property
     def median(self) -> float:
@@ -190,7 +203,12 @@ class Timing:
 
     def summary(self) -> dict[str, float]:
         """Median, min and first run, for the JSON report."""
-        return {"median_s": self.median, "min_s": self.min, "first_s": self.first}
+        return {
+            "median_s": self.median,
+            "min_s": self.min,
+            "first_s": self.first,
+            "cpu_median_s": self.cpu,
+        }
 
 
 @dataclass(frozen=True, slots=True)
@@ -207,15 +225,23 @@ class SearchStats:
 
 def timed(action: Callable[[], object]) -> tuple[float, object]:
     """Run ``action`` after a full collection; return its wall time and its result."""
+    wall, _, result = timed_cpu(action)
+    return wall, result
+
+
+def timed_cpu(action: Callable[[], object]) -> tuple[float, float, object]:
+    """Run ``action`` after a full collection; return its wall and CPU time and its result."""
     gc.collect()
+    cpu = time.process_time()
     start = time.perf_counter()
     result = action()
-    return time.perf_counter() - start, result
+    return time.perf_counter() - start, time.process_time() - cpu, result
 
 
 def repeat_timed(action: Callable[[], object], repeat: int) -> Timing:
     """Time ``action`` ``repeat`` times."""
-    return Timing(tuple(timed(action)[0] for _ in range(repeat)))
+    runs = [timed_cpu(action)[:2] for _ in range(repeat)]
+    return Timing(tuple(w for w, _ in runs), tuple(c for _, c in runs))
 
 
 @contextmanager
@@ -276,6 +302,66 @@ def time_floor(paths: list[str], repeat: int) -> Timing:
         return total
 
     return repeat_timed(read_all, repeat)
+
+
+def time_floor_parse(paths: list[str], repeat: int) -> Timing:
+    """The floor plus a minimal parse: frontmatter split off, ``key: value`` lines to a dict."""
+
+    def parse_all() -> int:
+        names = 0
+        for path in paths:
+            with open(path, "rb") as fh:
+                text = fh.read(4096).decode("utf-8", errors="replace")
+            end = text.find("\n---", 3)
+            fields = dict(line.partition(": ")[::2] for line in text[4:end].split("\n"))
+            names += "name" in fields
+        return names
+
+    return repeat_timed(parse_all, repeat)
+
+
+def _read_every_file(skill_dirs: list[Path]) -> list[str]:
+    texts: list[str] = []
+    for directory in skill_dirs:
+        for folder, _, files in os.walk(directory):
+            for name in files:
+                with open(os.path.join(folder, name), "rb") as fh:
+                    texts.append(fh.read().decode("utf-8", errors="replace"))
+    return texts
+
+
+def time_heavy(root: Path, n: int, repeat: int, skill_dirs: list[Path]) -> dict[str, Timing]:
+    """``tokens`` and ``lint`` on the whole tree, each beside its stdlib floor."""
+    from skillshelf.lint import lint_repository
+    from skillshelf.reports.tokenreport import report_for_repository
+    from skillshelf.reports.tokens import get_counter
+
+    counter = get_counter("o200k_base")
+    repo = Repository([root], max_dirs=n * 2, cache_dir=False)
+    encoder = _tiktoken_encoder()
+
+    def count_floor() -> int:
+        texts = _read_every_file(skill_dirs)
+        if encoder is None:
+            return len(texts)
+        return sum(len(t) for t in encoder.encode_ordinary_batch(texts))
+
+    return {
+        "floor_read": repeat_timed(lambda: _read_every_file(skill_dirs), repeat),
+        "floor_count": repeat_timed(count_floor, repeat),
+        "tokens": repeat_timed(
+            lambda: report_for_repository(repo, counter=counter, budget_chars=12_000), repeat
+        ),
+        "lint": repeat_timed(lambda: lint_repository(repo), repeat),
+    }
+
+
+def _tiktoken_encoder() -> Any:
+    try:
+        import tiktoken
+    except ImportError:
+        return None
+    return tiktoken.get_encoding("o200k_base")
 
 
 def make_queries(repo: Repository, count: int, rng: random.Random) -> list[str]:
@@ -345,7 +431,9 @@ class Report:
     warm_open: Timing
     refresh: Timing
     floor: Timing
+    floor_parse: Timing
     search: SearchStats
+    heavy: dict[str, Timing] = field(default_factory=dict)
     reference_s: float | None = None
     identical: bool | None = None
     machine: dict[str, Any] = field(default_factory=dict)
@@ -393,6 +481,7 @@ def format_table(r: Report) -> str:
         ("skillshelf warm re-open + XML catalog", r.warm, None),
         ("skillshelf refresh(), nothing changed", r.refresh, None),
         ("floor: open().read(4096) of every SKILL.md", r.floor, None),
+        ("floor + minimal parse (split, key: value lines)", r.floor_parse, None),
     ]
     out = [
         f"skillshelf discovery benchmark: N={r.n:,} skills, {r.repeat} repeats "
@@ -405,13 +494,16 @@ def format_table(r: Report) -> str:
         f"tree: {r.tree} ({'generated now' if r.generated_now else 'reused'}); "
         f"loaded {r.skills_loaded:,}, skipped {r.skipped}, catalog {r.catalog_chars:,} chars",
         "",
-        f"{'measure':<52}{'median':>9}{'min':>9}{'first':>9}  target",
+        f"{'measure':<52}{'median':>9}{'min':>9}{'first':>9}{'CPU':>9}{'CPU/floor':>10}  target",
     ]
+    floor_cpu = r.floor_parse.cpu
     for label, timing, target in rows:
         verdict = f"<= {target:g} s  {_status(timing.median, target, r.n)}" if target else ""
         out.append(
-            f"{label:<52}{timing.median:>9.3f}{timing.min:>9.3f}{timing.first:>9.3f}  {verdict}"
+            f"{label:<52}{timing.median:>9.3f}{timing.min:>9.3f}{timing.first:>9.3f}"
+            f"{timing.cpu:>9.3f}{timing.cpu / floor_cpu:>9.2f}x  {verdict}"
         )
+    out += _heavy_lines(r)
     s = r.search
     out += [
         "",
@@ -434,6 +526,27 @@ def format_table(r: Report) -> str:
     return "\n".join(out)
 
 
+def _heavy_lines(r: Report) -> list[str]:
+    if not r.heavy:
+        return ["(tokens and lint: skipped, --skip-heavy)"]
+    h = r.heavy
+    rows = [
+        ("floor: read every file of every skill (stdlib)", h["floor_read"], None),
+        ("floor: ... + one tiktoken batch count of it all", h["floor_count"], None),
+        ("tokens: report_for_repository (o200k_base)", h["tokens"], h["floor_count"]),
+        ("lint: lint_repository (every check)", h["lint"], h["floor_read"]),
+    ]
+    out = [""]
+    for label, timing, floor in rows:
+        ratio = f"{timing.cpu / floor.cpu:>9.2f}x" if floor is not None else f"{'':>10}"
+        out.append(
+            f"{label:<52}{timing.median:>9.3f}{timing.min:>9.3f}{timing.first:>9.3f}"
+            f"{timing.cpu:>9.3f}{ratio}"
+        )
+    out.append("  (CPU/floor: tokens against the count floor, lint against the read floor)")
+    return out
+
+
 def _load(values: list[float]) -> str:
     return " ".join(f"{v:.2f}" for v in values)
 
@@ -453,9 +566,10 @@ def _reference_lines(r: Report) -> list[str]:
 def to_json(r: Report) -> dict[str, Any]:
     """The machine-readable report."""
     data = asdict(r)
-    for key in ("cold", "uncached", "warm", "warm_open", "refresh", "floor"):
+    for key in ("cold", "uncached", "warm", "warm_open", "refresh", "floor", "floor_parse"):
         timing: Timing = getattr(r, key)
         data[key] = {**timing.summary(), "runs_s": list(timing.runs)}
+    data["heavy"] = {k: {**t.summary(), "runs_s": list(t.runs)} for k, t in r.heavy.items()}
     data["ratios"] = {
         "reference_over_cold": None if r.reference_s is None else r.reference_s / r.cold.median,
         "reference_over_warm": None if r.reference_s is None else r.reference_s / r.warm.median,
@@ -481,6 +595,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--dir", type=Path, help="tree to (re)use instead of a temp folder")
     parser.add_argument("--seed", type=int, default=0, help="seed for the generated text")
     parser.add_argument("--skip-reference", action="store_true", help="do not run skills-ref")
+    parser.add_argument("--skip-heavy", action="store_true", help="do not time tokens and lint")
     parser.add_argument("--json", action="store_true", help="print a JSON object instead")
     args = parser.parse_args(argv)
     if args.n < 1 or args.repeat < 1:
@@ -501,6 +616,8 @@ def measure(root: Path, args: argparse.Namespace, generated_now: bool) -> Report
     refresh = time_refresh(repo, repeat)
     skill_dirs = sorted(Path(s.directory) for s in repo.skills)
     floor = time_floor([str(d / "SKILL.md") for d in skill_dirs], repeat)
+    floor_parse = time_floor_parse([str(d / "SKILL.md") for d in skill_dirs], repeat)
+    heavy = {} if args.skip_heavy else time_heavy(root, n, repeat, skill_dirs)
     search = time_search(repo, make_queries(repo, QUERY_COUNT, random.Random(args.seed)))
     report = Report(
         n=n,
@@ -517,7 +634,9 @@ def measure(root: Path, args: argparse.Namespace, generated_now: bool) -> Report
         warm_open=warm_open,
         refresh=refresh,
         floor=floor,
+        floor_parse=floor_parse,
         search=search,
+        heavy=heavy,
         machine=machine,
     )
     if not args.skip_reference:

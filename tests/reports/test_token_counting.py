@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import socket
 from pathlib import Path
@@ -216,3 +217,24 @@ def test_unknown_encodings_and_backends_are_usage_errors(
 ) -> None:
     with pytest.raises(UsageError, match=message):
         get_counter(encoding, backend=backend)
+
+
+@pytest.mark.parametrize("backend", [*EXACT_BACKENDS, "estimate"])
+def test_count_many_gives_each_texts_own_count_and_encodes_repeats_once(backend: Any) -> None:
+    counter = get_counter("o200k_base", backend=backend)
+    texts = ["hello world", "", "Hello, World!", "hello world", "<|endoftext|> hi" * 50]
+    seen: list[str] = []
+
+    def one(text: str) -> int:
+        seen.append(text)
+        return counter.counter(text)
+
+    def many(batch: list[str]) -> list[int]:
+        seen.extend(batch)
+        assert counter.batch is not None
+        return counter.batch(batch)
+
+    spy = dataclasses.replace(counter, counter=one, batch=many if counter.batch else None)
+
+    assert spy.count_many(texts) == [counter.count(t) for t in texts]
+    assert sorted(seen) == sorted({t for t in texts if t})

@@ -74,3 +74,25 @@ def test_render_load_is_gathering_then_the_core_renderer(skill: Skill) -> None:
     docs = ["references/c.md"]
     expected = render_skill_load(gather_load(skill, skill.body(), docs))
     assert render_load(skill, skill.body(), docs) == expected
+
+
+def test_missing_links_are_the_same_with_and_without_the_walk(tmp_path: Path) -> None:
+    from skillshelf.skills.content import missing_links
+    from skillshelf.skills.walk import walk_skill
+
+    root = tmp_path / "skills"
+    make_skill(root, "linked", files={"docs/a.md": "a", "real/b.md": "b"})
+    folder = root / "linked"
+    (folder / "via").symlink_to("real")  # a linked folder: the walk does not enter it
+    (folder / "out").symlink_to(tmp_path)  # leads outside
+    (folder / "gone.md").symlink_to("nowhere.md")  # leads nowhere
+    body = (
+        "[a](docs/a.md) [a again](./docs/a.md#top) [dir](docs/) [b](via/b.md) [link](via) "
+        "[out](out/x.md) [gone](gone.md) [up](../linked/docs/a.md) [none](docs/none.md) "
+        "[win](docs\\\\a.md)"
+    )
+    skill = Repository([root], cache_dir=False).get("linked")
+
+    expected = missing_links(skill, body)
+    assert expected == ["out/x.md", "gone.md", "../linked/docs/a.md", "docs/none.md"]
+    assert missing_links(skill, body, walk=walk_skill(skill.directory)) == expected

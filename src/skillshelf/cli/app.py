@@ -10,7 +10,7 @@ from __future__ import annotations
 import click
 
 from skillshelf._version import __version__
-from skillshelf.cli import chat, exec, lint, serve, skills, tokens, trust
+from skillshelf.cli import chat, exec, improve, lint, serve, skills, tokens, trust
 from skillshelf.cli import eval as eval_module
 from skillshelf.cli.errors import ShelfGroup
 
@@ -41,6 +41,7 @@ for _command in (
     chat.chat,
     exec.exec_,
     eval_module.eval_,
+    improve.improve,
     lint.lint,
     tokens.tokens,
     trust.lock,

@@ -8,8 +8,9 @@ document.
 
 from __future__ import annotations
 
+import gc
 from collections import Counter
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any, Final, Literal
 
@@ -79,16 +80,30 @@ def gather_skill_texts(
     Raises:
         SkillshelfError: A SKILL.md vanished or no longer parses.
     """
+    # Reading 10,000 skills allocates a great many long-lived objects and no cycles; the
+    # cyclic collector would only re-traverse them (as in Repository.refresh).
+    gc_was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        return _gather(skills, on_skill)
+    finally:
+        if gc_was_enabled:
+            gc.enable()
+
+
+def _gather(skills: Iterable[Skill], on_skill: Callable[[str], None] | None) -> list[SkillTexts]:
     from skillshelf.skills.content import list_docs, render_load
     from skillshelf.skills.paths import file_tree, read_skill_file
+    from skillshelf.skills.walk import walk_skill
 
     gathered: list[SkillTexts] = []
     for skill in skills:
         body = skill.body()
         docs: list[tuple[str, str]] = []
         binary = other = 0
-        doc_paths = set(list_docs(skill))
-        tree = file_tree(skill.path, max_depth=64, max_entries=100_000)
+        walk = walk_skill(skill.directory)  # one walk serves the doc list and both trees
+        doc_paths = set(list_docs(skill, walk=walk))
+        tree = file_tree(skill.path, max_depth=64, max_entries=100_000, walk=walk)
         for entry in tree.entries:
             if entry.is_dir or entry.path == skill.skill_md_name:
                 continue
@@ -109,7 +124,7 @@ def gather_skill_texts(
                 CatalogEntry.of(skill),
                 skill.model_invocable,
                 body,
-                render_load(skill, body, ()),
+                render_load(skill, body, (), walk=walk),
                 tuple(sorted(docs)),
                 binary,
                 other,
@@ -248,10 +263,14 @@ def token_report(
         unbudgeted = budgeted = ""
     entry_texts = {e.name: _entry_text(e, format) for e in entries}
     fates = _fates(entries, list(entry_texts.values()), budgeted, format)
-    rows = tuple(
-        _row(t, counter, entry_texts.get(t.name, ""), fates)
-        for t in sorted(texts, key=lambda t: t.name)
-    )
+    ordered = sorted(texts, key=lambda t: t.name)
+    # Every text is counted in one call, so the counter can batch and reuse counts.
+    wanted = [budgeted, unbudgeted]
+    for t in ordered:
+        wanted += [entry_texts.get(t.name, ""), t.body, t.on_load, *(text for _, text in t.docs)]
+    counts = iter(counter.count_many(wanted))
+    catalog_tokens, catalog_unbudgeted = next(counts), next(counts)
+    rows = tuple(_row(t, counts, fates) for t in ordered)
     tally = Counter(fates.values())
     effect = BudgetEffect(
         budget_chars,
@@ -259,8 +278,8 @@ def token_report(
         trimmed=tally["trimmed"],
         name_only=tally["name_only"],
         omitted=tally["omitted"],
-        tokens=counter.count(budgeted),
-        tokens_unbudgeted=counter.count(unbudgeted),
+        tokens=catalog_tokens,
+        tokens_unbudgeted=catalog_unbudgeted,
         chars=len(budgeted),
         chars_unbudgeted=len(unbudgeted),
     )
@@ -277,16 +296,15 @@ def token_report(
     )
 
 
-def _row(
-    texts: SkillTexts, counter: TokenCounter, entry_text: str, fates: dict[str, CatalogFate]
-) -> SkillTokens:
+def _row(texts: SkillTexts, counts: Iterator[int], fates: dict[str, CatalogFate]) -> SkillTokens:
+    """One skill's row; ``counts`` yields its entry's, body's, load's and each doc's tokens."""
     return SkillTokens(
         texts.name,
-        counter.count(entry_text),
+        next(counts),
         fates.get(texts.name, "user_only"),
-        counter.count(texts.body),
-        counter.count(texts.on_load),
-        sum(counter.count(text) for _, text in texts.docs),
+        next(counts),
+        next(counts),
+        sum(next(counts) for _ in texts.docs),
         len(texts.docs),
         texts.binary_files,
         texts.other_files,

@@ -27,7 +27,7 @@ import tempfile
 import threading
 import uuid
 import warnings
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Final, Literal, get_args
@@ -55,6 +55,8 @@ _RANK_FILES: Final[dict[str, tuple[str, str]]] = {
 }
 # bpe-openai refuses texts of a million characters and more than 200,000 tokens at once.
 _CHUNK_CHARS: Final = 40_000
+# Texts per batch: the token lists of one batch are held at once, so their memory is bounded.
+_BATCH_TEXTS: Final = 512
 
 
 # -- counters ------------------------------------------------------------------------------
@@ -76,10 +78,25 @@ class TokenCounter:
     exact: bool
     counter: Callable[[str], int] = field(repr=False)
     note: str = ""
+    batch: Callable[[list[str]], list[int]] | None = field(default=None, repr=False)
 
     def count(self, text: str) -> int:
         """Tokens in ``text`` (special-token text counts as ordinary text)."""
         return self.counter(text) if text else 0
+
+    def count_many(self, texts: Sequence[str]) -> list[int]:
+        """Tokens in each of ``texts``, as :meth:`count` gives them: a text that occurs more
+        than once is encoded once, and the backend encodes the rest in batches on every CPU
+        when it can."""
+        unique = list(dict.fromkeys(t for t in texts if t))
+        if self.batch is not None:
+            counts = []
+            for start in range(0, len(unique), _BATCH_TEXTS):
+                counts.extend(self.batch(unique[start : start + _BATCH_TEXTS]))
+        else:
+            counts = [self.counter(t) for t in unique]
+        known = dict(zip(unique, counts, strict=True))
+        return [known[t] if t else 0 for t in texts]
 
     @property
     def label(self) -> str:
@@ -138,7 +155,9 @@ def _build(encoding: EncodingName, backend: BackendName) -> TokenCounter:
         except _Unavailable as exc:
             problems.append(f"{name}: {exc}")
             continue
-        return TokenCounter(encoding, name, True, counter.counter, "; ".join(problems))
+        return TokenCounter(
+            encoding, name, True, counter.counter, "; ".join(problems), counter.batch
+        )
     if backend != "auto":
         raise ConfigError(f"Cannot count {encoding} tokens with {backend}: {problems[0]}")
     return _estimate_counter(encoding, "; ".join(problems))
@@ -168,7 +187,15 @@ def _tiktoken_counter(encoding: EncodingName) -> TokenCounter:
     except Exception as exc:  # broad on purpose: any failure here means use the next backend
         logger.debug("a token counting backend failed to load", exc_info=True)
         raise _Unavailable(f"failed to load: {exc}") from None
-    return TokenCounter(encoding, "tiktoken", True, lambda text: len(enc.encode_ordinary(text)))
+    threads = max(1, os.cpu_count() or 1)
+
+    def batch(texts: list[str]) -> list[int]:
+        # tiktoken encodes with the GIL released, so its threads use every CPU.
+        return [len(tokens) for tokens in enc.encode_ordinary_batch(texts, num_threads=threads)]
+
+    return TokenCounter(
+        encoding, "tiktoken", True, lambda text: len(enc.encode_ordinary(text)), batch=batch
+    )
 
 
 def _tiktoken_cache_dir() -> str:

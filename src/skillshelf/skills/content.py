@@ -6,6 +6,7 @@ its body makes to missing files, and the :class:`~skillshelf.core.render.SkillSn
 from __future__ import annotations
 
 import os
+import posixpath
 import re
 from collections.abc import Sequence
 from typing import Final
@@ -14,7 +15,7 @@ from skillshelf.core.render import DocSnapshot, SkillSnapshot, render_skill_load
 from skillshelf.errors import FileAccessError
 from skillshelf.skills.paths import file_tree, read_skill_file, safe_join
 from skillshelf.skills.skill import Skill
-from skillshelf.skills.walk import Entry, walk_skill
+from skillshelf.skills.walk import Entry, SkillWalk, walk_skill
 
 __all__ = [
     "DOC_SUFFIXES",
@@ -36,14 +37,16 @@ _SKIPPED_DIRS: Final = frozenset({"scripts", "__pycache__", "node_modules", ".gi
 _LINK: Final = re.compile(r"!?\[[^\]\n]*\]\(\s*<?([^)\s>]+)>?(?:\s+\"[^\"]*\")?\s*\)")
 
 
-def list_docs(skill: Skill) -> list[str]:
+def list_docs(skill: Skill, *, walk: SkillWalk | None = None) -> list[str]:
     """The skill's document files (relative POSIX paths, sorted), SKILL.md excluded.
 
     A display filter over the one walk (:mod:`skillshelf.skills.walk`): readable files and
     in-skill links to them, with a document suffix, outside ``scripts/`` and tool folders.
+    ``walk`` is the skill's walk when the caller already has it.
     """
     found: list[str] = []
-    for entry in sorted(walk_skill(skill.directory).servable(), key=_walk_order):
+    walked = walk if walk is not None else walk_skill(skill.directory)
+    for entry in sorted(walked.servable(), key=_walk_order):
         *folders, filename = entry.path.split("/")
         if any(f in _SKIPPED_DIRS or f.startswith(".") for f in folders):
             continue
@@ -62,12 +65,20 @@ def _walk_order(entry: Entry) -> tuple[tuple[int, str], ...]:
     return (*((1, f) for f in folders), (0, name))
 
 
-def missing_links(skill: Skill, body: str) -> list[str]:
-    """Relative Markdown link targets in ``body`` that name no file inside the skill."""
+def missing_links(skill: Skill, body: str, *, walk: SkillWalk | None = None) -> list[str]:
+    """Relative Markdown link targets in ``body`` that name no file inside the skill.
+
+    With the skill's ``walk``, a target the walk holds (a file, a folder, or a link leading
+    inside) is found without touching the disk; every other target is still checked with
+    :func:`~skillshelf.skills.paths.safe_join`, so the answer is the same either way.
+    """
     missing: list[str] = []
+    walked = _walked_paths(walk)
     for match in _LINK.finditer(body):
         target = match.group(1).split("#", 1)[0].split("?", 1)[0]
         if not target or re.match(r"^[a-zA-Z][a-zA-Z0-9+.-]*:", target) or target.startswith("/"):
+            continue
+        if posixpath.normpath(target.replace("\\", "/")) in walked:
             continue
         try:
             exists = safe_join(skill.path, target).exists()
@@ -78,6 +89,17 @@ def missing_links(skill: Skill, body: str) -> list[str]:
     return missing
 
 
+def _walked_paths(walk: SkillWalk | None) -> frozenset[str]:
+    """Paths of a walk that certainly exist inside the skill (links only when they lead in)."""
+    if walk is None:
+        return frozenset()
+    return frozenset(
+        e.path
+        for e in walk.entries
+        if e.kind in ("file", "dir") or (e.kind == "symlink" and e.target is not None)
+    )
+
+
 def gather_load(
     skill: Skill,
     body: str,
@@ -85,6 +107,7 @@ def gather_load(
     *,
     max_doc_chars: int = 24_000,
     directory: str | None = None,
+    walk: SkillWalk | None = None,
 ) -> SkillSnapshot:
     """Read what a ``skill_load`` result shows of ``skill`` into a value the core renders.
 
@@ -94,13 +117,16 @@ def gather_load(
         docs: Documents to include (relative paths, already validated).
         max_doc_chars: Cap per document.
         directory: How the result names the skill's directory (default: its absolute path).
+        walk: The skill's walk when the caller already has it.
     """
+    if walk is None:
+        walk = walk_skill(skill.directory)  # one walk for the tree and the link check
     return SkillSnapshot(
         name=skill.name,
         directory=skill.directory if directory is None else directory,
         body=body,
-        tree=file_tree(skill.path),
-        missing_links=tuple(missing_links(skill, body)),
+        tree=file_tree(skill.path, walk=walk),
+        missing_links=tuple(missing_links(skill, body, walk=walk)),
         docs=_gather_docs(skill, docs, max_doc_chars=max_doc_chars),
     )
 
@@ -112,10 +138,13 @@ def render_load(
     *,
     max_doc_chars: int = 24_000,
     directory: str | None = None,
+    walk: SkillWalk | None = None,
 ) -> str:
     """The text of a ``skill_load`` result: :func:`gather_load`, then
     :func:`~skillshelf.core.render.render_skill_load`. Arguments as for :func:`gather_load`."""
-    snapshot = gather_load(skill, body, docs, max_doc_chars=max_doc_chars, directory=directory)
+    snapshot = gather_load(
+        skill, body, docs, max_doc_chars=max_doc_chars, directory=directory, walk=walk
+    )
     return render_skill_load(snapshot)
 
 

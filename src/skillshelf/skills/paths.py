@@ -246,7 +246,9 @@ def _classify(name: str, head: bytes) -> tuple[str, bool]:
     return mime, is_binary(mime, head)
 
 
-def file_tree(skill_dir: Path, *, max_depth: int = 4, max_entries: int = 200) -> FileTree:
+def file_tree(
+    skill_dir: Path, *, max_depth: int = 4, max_entries: int = 200, walk: SkillWalk | None = None
+) -> FileTree:
     """List a skill's files, shallowest first when the caps bite, rendered in tree order.
 
     A display over the one walk (:mod:`skillshelf.skills.walk`): files and folders, in-skill
@@ -260,6 +262,8 @@ def file_tree(skill_dir: Path, *, max_depth: int = 4, max_entries: int = 200) ->
         skill_dir: The skill directory.
         max_depth: Directory levels to list; 1 lists only the skill directory's own entries.
         max_entries: Entries to list; the rest are counted in ``omitted``.
+        walk: ``walk_skill(skill_dir)`` when the caller already has it (one walk serves
+            every display of a skill it reads at once).
 
     Raises:
         FileAccessError: ``reason="missing"`` when ``skill_dir`` is not a directory.
@@ -268,7 +272,8 @@ def file_tree(skill_dir: Path, *, max_depth: int = 4, max_entries: int = 200) ->
         raise UsageError(
             f"need max_depth >= 1 and max_entries >= 0, got {max_depth}, {max_entries}"
         )
-    walk = walk_skill(skill_dir)
+    if walk is None:
+        walk = walk_skill(skill_dir)
     if not walk.entries and not os.path.isdir(walk.root):
         raise FileAccessError(
             f"The skill directory {str(skill_dir)!r} does not exist.", reason="missing"

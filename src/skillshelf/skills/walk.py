@@ -341,6 +341,17 @@ def open_beneath(root: str, relative: str, *, follow_root: bool = True) -> int:
     parts = [p for p in relative.split("/") if p not in ("", ".")]
     if ".." in parts:
         raise OSError(errno.EINVAL, "'..' is never opened", relative)
+    if follow_root and len(parts) == 1:
+        # The same open in one system call: the kernel follows links up to and in ``root``
+        # (as opening ``root`` would) and none in the file's own name (O_NOFOLLOW); a root
+        # that is not a folder fails with ENOTDIR either way. Every SKILL.md is read so.
+        fd = os.open(os.path.join(root, parts[0]), _OPEN_FLAGS)
+        try:
+            _check_regular(fd, relative)
+        except BaseException:
+            os.close(fd)
+            raise
+        return fd
     fd = os.open(root, _ROOT_FLAGS if follow_root else _DIR_FLAGS)
     try:
         for part in parts[:-1]:
@@ -356,17 +367,22 @@ def open_beneath(root: str, relative: str, *, follow_root: bool = True) -> int:
             fd = os.open(parts[-1], _OPEN_FLAGS, dir_fd=folder)
         finally:
             os.close(folder)
-        mode = os.fstat(fd).st_mode
-        if stat.S_ISDIR(mode):
-            raise IsADirectoryError(errno.EISDIR, "a folder, not a file", relative)
-        if not stat.S_ISREG(mode):
-            raise OSError(errno.EINVAL, f"not a regular file (a {_kind(mode)})", relative)
-        os.set_blocking(fd, True)
+        _check_regular(fd, relative)
     except BaseException:
         if fd >= 0:
             os.close(fd)
         raise
     return fd
+
+
+def _check_regular(fd: int, relative: str) -> None:
+    """Refuse an opened folder, FIFO, socket or device; restore blocking reads."""
+    mode = os.fstat(fd).st_mode
+    if stat.S_ISDIR(mode):
+        raise IsADirectoryError(errno.EISDIR, "a folder, not a file", relative)
+    if not stat.S_ISREG(mode):
+        raise OSError(errno.EINVAL, f"not a regular file (a {_kind(mode)})", relative)
+    os.set_blocking(fd, True)
 
 
 def read_chunks(root: str, relative: str, *, limit: int | None = None) -> Iterator[bytes]:
