@@ -299,10 +299,12 @@ def open_executor(
             ``--exec``, or a sandbox that does not work.
     """
     if not enable_exec:
-        if sandbox is not None or image is not None or runtime is not None or ro_paths:
-            raise click.UsageError(
-                "--sandbox, --image, --runtime and --ro-path only apply with --exec"
-            )
+        given = {"--sandbox": sandbox, "--image": image, "--runtime": runtime}
+        names = [name for name, value in given.items() if value is not None]
+        names += ["--ro-path"] if ro_paths else []
+        if names:
+            verb = "applies" if len(names) == 1 else "apply"
+            raise click.UsageError(f"{' and '.join(names)} only {verb} with --exec")
         return None
     from skillshelf.exec.runner import SandboxUnavailableError
 
