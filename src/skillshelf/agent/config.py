@@ -16,7 +16,7 @@ from skillshelf.agent.materialize import Placement
 from skillshelf.agent.results import DEFAULT_MAX_STEPS, RetryPolicy
 from skillshelf.agent.trace import Trace
 from skillshelf.core.catalog import CatalogEntry, CatalogFormat, render_catalog
-from skillshelf.core.session import LoadMode
+from skillshelf.core.session import MAX_IDENTICAL_FAILURES, LoadMode
 from skillshelf.errors import UsageError
 from skillshelf.models import Model
 from skillshelf.repository import Repository
@@ -28,9 +28,19 @@ if TYPE_CHECKING:
     from skillshelf.exec.runner import Executor
     from skillshelf.exec.workspace import ExecPolicy, WorkspaceManager
 
-__all__ = ["DEFAULT_CATALOG_BUDGET", "GUIDANCE", "AgentConfig"]
+__all__ = [
+    "DEFAULT_CATALOG_BUDGET",
+    "DEFAULT_TOOL_RETRIES",
+    "DEFAULT_TOOL_TIMEOUT_S",
+    "GUIDANCE",
+    "AgentConfig",
+]
 
 DEFAULT_CATALOG_BUDGET: Final = 12_000  # characters: a few hundred skills with trimmed text
+# A user tool (a sub-agent included) still running after this is hung, not busy: the model is
+# told it timed out instead of the run waiting for ever.
+DEFAULT_TOOL_TIMEOUT_S: Final = 300.0
+DEFAULT_TOOL_RETRIES: Final = MAX_IDENTICAL_FAILURES - 1  # as the skill tools allow
 GUIDANCE: Final = (
     "Skills are folders of instructions for specific tasks. The catalog above lists them by "
     "name and description. When a skill's description matches the task, call skill_load with "
@@ -67,6 +77,10 @@ class AgentConfig:
             :class:`~skillshelf.tools.skill_tools.SkillTools`).
         executor: Runs ``workspace_exec`` commands (default: ``auto``).
         exec_policy: What ``workspace_exec`` may run.
+        tool_timeout_s: Seconds a user tool's call may take, unless the tool sets its own
+            ``timeout_s``.
+        tool_retries: Identical failing calls of a user tool the model may retry before it is
+            told to stop, unless the tool sets its own ``retries``.
     """
 
     def __init__(
@@ -93,9 +107,15 @@ class AgentConfig:
         workspace: WorkspaceManager | None = None,
         executor: Executor | None = None,
         exec_policy: ExecPolicy | None = None,
+        tool_timeout_s: float = DEFAULT_TOOL_TIMEOUT_S,
+        tool_retries: int = DEFAULT_TOOL_RETRIES,
     ) -> None:
         if max_steps < 1:
             raise UsageError("max_steps must be at least 1")
+        if not tool_timeout_s > 0:
+            raise UsageError("tool_timeout_s must be positive")
+        if tool_retries < 0:
+            raise UsageError("tool_retries must not be negative")
         self.model = model
         self.repo = repo
         self.name = name
@@ -117,6 +137,8 @@ class AgentConfig:
         self.workspace = workspace
         self.executor = executor
         self.exec_policy = exec_policy
+        self.tool_timeout_s = tool_timeout_s
+        self.tool_retries = tool_retries
         self.warnings = check_names(self.tools, self.activations)
 
     def system_prompt(self) -> str:

@@ -37,12 +37,14 @@ from skillshelf.agent.results import (
     ToolSink,
 )
 from skillshelf.agent.trace import Trace, digest, span
+from skillshelf.core.search import closest_names
 from skillshelf.core.session import SessionState, call_signature, grade_failure
 from skillshelf.core.slash import SlashCommand, SlashCommandError, expand, parse_commands
 from skillshelf.errors import SkillshelfError, ToolError, clip
 from skillshelf.models import ModelRequest, ModelResponse, TextSink, TransientModelError, Usage
 from skillshelf.skills.content import render_load
 from skillshelf.tools.skill_tools import SkillTools
+from skillshelf.tools.spec import ArgumentProblem
 from skillshelf.tools.user_tools import Activation, Tool, activated_tools, call_allowed, tool_set
 
 if TYPE_CHECKING:
@@ -56,6 +58,18 @@ MAX_EMPTY_REPLIES: Final = 2  # an empty reply is asked again this often before 
 MAX_RESULT_CHARS: Final = 24_000  # of a user tool's result sent back to the model
 NUDGE: Final = "Your last reply was empty. Answer the user, or call one of the tools."
 _ACTIVATIONS_KEY: Final = "#activations"
+
+
+@dataclass(slots=True)
+class _Outcome:
+    """One tool call's graded result, before it becomes a :class:`ToolRecord`."""
+
+    status: str
+    content: str
+    arguments: Any
+    kind: str | None = None
+    notes: tuple[str, ...] = ()
+    repairs: tuple[str, ...] = ()
 
 
 @dataclass(slots=True)
@@ -459,85 +473,128 @@ class Conversation:
         started = time.perf_counter()
         signature = call_signature(call.name, call.arguments)
         retry_count = state.failures.get(signature, 0)
-        with span("skillshelf.tool", {"agent": self.agent.name, "tool": call.name}) as extra:
-            graded = call.name in self.model_tools.tool_names  # SkillTools counted it already
-            if graded:
-                status, content, arguments = self._skill_call(call, history, state)
-            elif call.name in run.offered:
-                status, content, arguments = await self._user_call(
-                    run.offered[call.name], call, state
-                )
+        name = self._tool_name(call.name, run)
+        with span("skillshelf.tool", {"agent": self.agent.name, "tool": name}) as extra:
+            if name in self.model_tools.tool_names:  # SkillTools grades and counts its own
+                outcome = await self._skill_call(call, name, history, state)
+            elif name in run.offered:
+                outcome = await self._user_call(run.offered[name], call, state)
+                if outcome.status == "recoverable":
+                    limit = _retries(run.offered[name], self.agent) + 1
+                    count = self._record_failure(signature)
+                    outcome.status, outcome.content = grade_failure(
+                        name, count, outcome.content, limit=limit
+                    )
             else:
-                available = ", ".join([*self.model_tools.tool_names, *run.offered])
-                status, content, arguments = (
-                    "recoverable",
-                    f"Unknown tool {clip(call.name)!r}. Available tools: {available}.",
-                    call.arguments,
-                )
-            if status == "recoverable" and not graded:
-                status, content = grade_failure(call.name, self._record_failure(signature), content)
-            if status == "fatal":
+                outcome = self._unknown_tool(call, run)
+                count = self._record_failure(signature)
+                outcome.status, outcome.content = grade_failure(call.name, count, outcome.content)
+            if name != call.name:
+                outcome.repairs = (f"Read tool name {_shown(call.name)} as '{name}'.",)
+                outcome.repairs += outcome.notes
+            else:
+                outcome.repairs = outcome.notes
+            if outcome.status == "fatal":
                 run.fatal.add(signature)
-            extra["status"] = status
-        return ToolRecord(call.id, call.name, arguments, status, content, _ms(started), retry_count)
+            extra["status"] = outcome.status
+        return ToolRecord(
+            call.id,
+            name,
+            outcome.arguments,
+            outcome.status,
+            outcome.content,
+            _ms(started),
+            retry_count,
+            error_kind=outcome.kind if outcome.status != "ok" else None,
+            repairs=outcome.repairs,
+        )
 
-    def _skill_call(
-        self, call: Any, history: set[str], state: SessionState
-    ) -> tuple[str, str, Any]:
+    def _tool_name(self, sent: str, run: _Run) -> str:
+        """The tool a slipped name means (``Skill-Load`` → ``skill_load``), by the one
+        normaliser of :mod:`skillshelf.tools.spec`; the name as sent when none fits."""
+        from skillshelf.tools.spec import normalise_tool_name
+
+        known = [*self.model_tools.tool_names, *run.offered]
+        return normalise_tool_name(sent, known) or sent
+
+    def _unknown_tool(self, call: Any, run: _Run) -> _Outcome:
+        available = [*self.model_tools.tool_names, *run.offered]
+        close = closest_names(call.name, available) if len(call.name) <= 256 else []
+        hint = f" Did you mean: {', '.join(close)}?" if close else ""
+        message = (
+            f"Unknown tool {_shown(call.name)}.{hint} Available tools: {', '.join(available)}."
+        )
+        return _Outcome("recoverable", message, call.arguments, "unknown_tool")
+
+    async def _skill_call(
+        self, call: Any, name: str, history: set[str], state: SessionState
+    ) -> _Outcome:
         from skillshelf.tools import spec as toolspec
 
         names = [s.name for s in self.model_tools.visible_skills() if s.model_invocable]
-        parsed = toolspec.parse_arguments(call.name, call.arguments, skill_names=names)
+        parsed = toolspec.parse_arguments(name, call.arguments, skill_names=names)
         arguments = call.arguments
         if isinstance(parsed, toolspec.ParsedArgs):
             arguments = parsed.args.model_dump()
             # The MCP server's conversation handle means nothing in process: unset, unshown.
             if arguments.get("conversation", "") is None:
                 del arguments["conversation"]
-        if call.name == "workspace_exec" and isinstance(parsed, toolspec.ParsedArgs):
+        if name == "workspace_exec" and isinstance(parsed, toolspec.ParsedArgs):
             # A skill's allowed-tools speak of Bash(python3:*): workspace_exec is that shell.
             command = getattr(parsed.args, "command", "")
             refusal = self._refusal("Bash", {"command": command}, state)
             if refusal:
-                return "recoverable", refusal, arguments
-        result = self.model_tools.call(
-            call.name, call.arguments, call_id=call.id, history_call_ids=history
-        )
-        if result.status == "ok" and call.name == "skill_load" and result.data:
-            self._on_loaded(str(result.data["skill"]))
-        return result.status, result.content, arguments
-
-    async def _user_call(self, tool: Tool, call: Any, state: SessionState) -> tuple[str, str, Any]:
-        try:
-            arguments = json.loads(call.arguments or "{}")
-        except ValueError as exc:
-            return (
-                "recoverable",
-                f"The arguments for {tool.name} are not valid JSON ({exc}). Send one JSON "
-                "object with the arguments.",
+                return _Outcome("recoverable", refusal, arguments, "refused")
+        # In a worker thread: a running script must not hold up the step's other calls.
+        result = await anyio.to_thread.run_sync(
+            functools.partial(
+                self.model_tools.call,
+                name,
                 call.arguments,
+                call_id=call.id,
+                history_call_ids=history,
             )
-        if not isinstance(arguments, dict):
-            return "recoverable", f"The arguments for {tool.name} must be a JSON object.", arguments
+        )
+        if result.status == "ok" and name == "skill_load" and result.data:
+            self._on_loaded(str(result.data["skill"]))
+        return _Outcome(result.status, result.content, arguments, result.kind, result.notes)
+
+    async def _user_call(self, tool: Tool, call: Any, state: SessionState) -> _Outcome:
+        parsed = tool.validate(call.arguments)
+        if isinstance(parsed, ArgumentProblem):
+            return _Outcome("recoverable", parsed.message, call.arguments, parsed.kind)
+        arguments, notes = parsed.values, parsed.notes
+        if parsed.ignored:
+            notes += (f"Ignored unknown arguments: {', '.join(parsed.ignored)}.",)
         refusal = self._refusal(tool.name, arguments, state)
         if refusal:
-            return "recoverable", refusal, arguments
-        validated = tool.validate(arguments)
-        if isinstance(validated, str):
-            return "recoverable", validated, arguments
+            return _Outcome("recoverable", refusal, arguments, "refused", notes)
         context = ToolContext(self.session_id, self.agent.name, self.trace)
+        timeout = tool.timeout_s if tool.timeout_s is not None else self.agent.tool_timeout_s
         try:
-            value = await tool.invoke(validated, context)
+            with anyio.move_on_after(timeout) as scope:
+                value = await tool.invoke(arguments, context)
         except ToolError as exc:  # ToolRetry / ToolFailed: the tool graded its own result
-            return ("recoverable" if exc.recoverable else "fatal"), str(exc), validated
+            status = "recoverable" if exc.recoverable else "fatal"
+            return _Outcome(status, str(exc), arguments, "tool_error", notes)
         except Exception as exc:  # broad on purpose: a caller's tool must not crash the run
             logger.exception("user tool %s failed (session %r)", tool.name, self.session_id)
             message = (
                 f"The tool {tool.name} failed: {type(exc).__name__}: {clip(str(exc))}. Stop "
                 "retrying it and tell the user it failed."
             )
-            return "fatal", message, validated
-        return "ok", _text(value), validated
+            return _Outcome("fatal", message, arguments, "internal", notes)
+        if scope.cancelled_caught:
+            logger.warning("user tool %s timed out after %gs", tool.name, timeout)
+            message = (
+                f"The tool {tool.name} timed out after {timeout:g}s and was abandoned; it "
+                "returned nothing. Try a smaller request, or tell the user it did not finish."
+            )
+            return _Outcome("recoverable", message, arguments, "timeout", notes)
+        content = _text(value)
+        if notes:
+            content += "\n\n(Arguments adjusted: " + " ".join(notes) + ")"
+        return _Outcome("ok", content, arguments, None, notes)
 
     def _refusal(self, tool: str, arguments: Mapping[str, Any], state: SessionState) -> str | None:
         if not self.agent.enforce_allowed_tools or not state.loaded:
@@ -596,6 +653,14 @@ def _text(value: Any) -> str:
     if len(text) > MAX_RESULT_CHARS:
         text = text[:MAX_RESULT_CHARS] + f"\n[… cut: the result had {len(text)} characters]"
     return text
+
+
+def _retries(tool: Tool, agent: AgentConfig) -> int:
+    return tool.retries if tool.retries is not None else agent.tool_retries
+
+
+def _shown(name: str) -> str:
+    return repr(clip(name))
 
 
 def _ms(started: float) -> float:

@@ -73,7 +73,13 @@ class RetryPolicy:
 
 @dataclass(frozen=True, slots=True)
 class ToolRecord:
-    """One executed tool call, as the trace and :class:`RunResult` show it."""
+    """One executed tool call, as the trace and :class:`RunResult` show it.
+
+    ``tool`` is the name the call was run as (a slipped name such as ``Skill-Load`` is read as
+    ``skill_load``); ``error_kind`` says why a failed call failed (see
+    :data:`~skillshelf.tools.skill_tools.ErrorKind`); ``repairs`` are the slips in the call
+    that were forgiven.
+    """
 
     call_id: str
     tool: str
@@ -83,6 +89,8 @@ class ToolRecord:
     duration_ms: float
     retry_count: int = 0
     source: str = "model"
+    error_kind: str | None = None
+    repairs: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
