@@ -446,8 +446,10 @@ def test_sub_agent_steps_are_traced_under_its_own_name(
     assert [(r["type"], r["agent"]) for r in records if r["type"] != "turn"] == [
         ("model", "main"),
         ("model", "helper"),
+        ("run", "helper"),
         ("tool", "main"),
         ("model", "main"),
+        ("run", "main"),
     ]
     assert {r["session"] for r in records} == {"s"}
     assert "helper" in tool_names(server.bodies()[0])

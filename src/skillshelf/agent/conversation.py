@@ -56,6 +56,7 @@ logger = logging.getLogger("skillshelf.agent")
 
 MAX_EMPTY_REPLIES: Final = 2  # an empty reply is asked again this often before giving up
 MAX_RESULT_CHARS: Final = 24_000  # of a user tool's result sent back to the model
+TRACE_MESSAGE_CHARS: Final = 500  # of a failed call's message kept in the trace
 NUDGE: Final = "Your last reply was empty. Answer the user, or call one of the tools."
 _ACTIVATIONS_KEY: Final = "#activations"
 
@@ -85,6 +86,7 @@ class _Run:
     empty: int = 0
     step: int = 0
     usage: Usage | None = None
+    started: float = field(default_factory=time.perf_counter)
 
 
 class Conversation:
@@ -192,8 +194,10 @@ class Conversation:
             result = await self._loop(run)
         except SkillshelfError as exc:
             self._record("error", run, error=type(exc).__name__, message=str(exc))
+            self._totals(run, outcome="error", error=type(exc).__name__)
             raise
         self._save()
+        self._totals(run, outcome="answer")
         return result
 
     async def _loop(self, run: _Run) -> RunResult:
@@ -623,9 +627,36 @@ class Conversation:
             duration_ms=record.duration_ms,
             retry_count=record.retry_count,
             source=record.source,
+            error_kind=record.error_kind,
+            message=None if record.status == "ok" else clip(record.content, TRACE_MESSAGE_CHARS),
+            repairs=list(record.repairs),
         )
         if run.on_tool is not None:
             run.on_tool(record)
+
+    def _totals(self, run: _Run, **fields: Any) -> None:
+        """The run's last record: what it cost and how its tool calls went."""
+        by_status: dict[str, int] = {}
+        by_kind: dict[str, int] = {}
+        for record in run.records:
+            by_status[record.status] = by_status.get(record.status, 0) + 1
+            if record.error_kind is not None:
+                by_kind[record.error_kind] = by_kind.get(record.error_kind, 0) + 1
+        self._record(
+            "run",
+            run,
+            steps=run.step,
+            tool_calls=by_status,
+            error_kinds=by_kind,
+            loaded=[
+                r.arguments.get("skill")
+                for r in run.records
+                if r.tool == "skill_load" and r.status == "ok" and isinstance(r.arguments, dict)
+            ],
+            usage=run.usage.to_json() if run.usage is not None else None,
+            duration_ms=_ms(run.started),
+            **fields,
+        )
 
     def _record(self, kind: str, run: _Run, **fields: Any) -> None:
         if self.trace is None:
