@@ -22,9 +22,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Final
 
+from skillshelf.core.allowed_tools import is_tool_pattern
 from skillshelf.core.diagnostics import Diagnostic, Severity
 from skillshelf.core.frontmatter import Frontmatter, Mode, YamlValue
 from skillshelf.core.verdict import rule_severity
+from skillshelf.errors import clip
 
 __all__ = [
     "ALIASES",
@@ -59,8 +61,11 @@ EXTENSION_FIELDS: Final = frozenset(
         "trigger_patterns",
         "allowed_tools",
         "tools",
+        "summary",
     }
 )
+# Lenient mode reads these, in this order, as the description when it is missing or empty.
+DESCRIPTION_STAND_INS: Final = ("when_to_use", "summary")
 # alias → canonical key
 ALIASES: Final = {
     "trigger": "triggers",
@@ -118,6 +123,7 @@ class Manifest:
     metadata: dict[str, str] = field(default_factory=dict)
     allowed_tools: tuple[str, ...] = ()
     allowed_tools_raw: str | None = None
+    not_tools: tuple[str, ...] = ()
     disable_model_invocation: bool = False
     user_invocable: bool = True
     argument_hint: str | None = None
@@ -375,6 +381,11 @@ def _unsafe_name(name: str) -> bool:
 
 
 def _check_description(data: Mapping[str, YamlValue], out: _Collector) -> str | None:
+    raw = data.get("description")
+    if not (isinstance(raw, str) and raw.strip()) and out.mode == "lenient":
+        stand_in = _description_stand_in(data, out)
+        if stand_in is not None:
+            return stand_in
     if "description" not in data:
         out.add(
             "description.missing",
@@ -399,6 +410,27 @@ def _check_description(data: Mapping[str, YamlValue], out: _Collector) -> str | 
             "description",
         )
     return raw.strip()
+
+
+def _description_stand_in(data: Mapping[str, YamlValue], out: _Collector) -> str | None:
+    for key in DESCRIPTION_STAND_INS:
+        value = data.get(key)
+        if isinstance(value, str) and value.strip():
+            out.add(
+                "description.stand_in",
+                "warning",
+                f"No description; using {key!r} as the description (strict mode refuses this)",
+                key,
+            )
+            if len(value) > MAX_DESCRIPTION_LENGTH:
+                out.rule(
+                    "description.too_long",
+                    f"Description exceeds {MAX_DESCRIPTION_LENGTH} character limit "
+                    f"({len(value)} chars)",
+                    key,
+                )
+            return value.strip()
+    return None
 
 
 def _check_compatibility(data: Mapping[str, YamlValue], out: _Collector) -> str | None:
@@ -506,7 +538,10 @@ def _phrases(data: Mapping[str, YamlValue], canonical: str, out: _Collector) -> 
     return tuple(p for p in phrases if p)
 
 
-def _tools(data: Mapping[str, YamlValue], out: _Collector) -> tuple[tuple[str, ...], str | None]:
+def _tools(
+    data: Mapping[str, YamlValue], out: _Collector
+) -> tuple[tuple[str, ...], str | None, tuple[str, ...]]:
+    """The tool patterns, the string as written, and the entries that are not tools."""
     tools: list[str] = []
     raw: str | None = None
     for value in _alias_values(data, "allowed-tools"):
@@ -522,15 +557,31 @@ def _tools(data: Mapping[str, YamlValue], out: _Collector) -> tuple[tuple[str, .
                 "Field 'allowed-tools' should be a string or a list; ignored",
                 "allowed-tools",
             )
-    return tuple(dict.fromkeys(tools)), raw
+    entries = list(dict.fromkeys(tools))
+    not_tools = tuple(t for t in entries if not is_tool_pattern(t))
+    if not_tools:
+        key = next(k for k in data if ALIASES.get(k, k) == "allowed-tools")
+        out.add(
+            "allowed_tools.not_a_tool",
+            "warning",
+            f"Not tool patterns, so they restrict nothing: {_listed(not_tools)} "
+            "(agents a skill works with belong in 'compatibility')",
+            key,
+        )
+    return tuple(t for t in entries if t not in not_tools), raw, not_tools
+
+
+def _listed(values: tuple[str, ...]) -> str:
+    return ", ".join(clip(v, 80, quoted=True) for v in values)
 
 
 def _extensions(data: Mapping[str, YamlValue], out: _Collector) -> dict[str, object]:
-    tools, tools_raw = _tools(data, out)
+    tools, tools_raw, not_tools = _tools(data, out)
     known = SPEC_FIELDS | EXTENSION_FIELDS
     return {
         "allowed_tools": tools,
         "allowed_tools_raw": tools_raw,
+        "not_tools": not_tools,
         "disable_model_invocation": _bool(data, "disable-model-invocation", False, out),
         "user_invocable": _bool(data, "user-invocable", True, out),
         "argument_hint": _optional_str(data, "argument-hint", out),
