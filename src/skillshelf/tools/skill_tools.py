@@ -563,7 +563,8 @@ class SkillTools:
                     shell_command(args.command),
                     skill=skill,
                     policy=self.exec_policy,
-                    timeout_s=args.timeout_s,
+                    # Not sent: the skill's or the policy's default, not the schema's.
+                    timeout_s=args.timeout_s if "timeout_s" in args.model_fields_set else None,
                     collect=args.collect,
                     stdin=args.stdin,
                     pinned=self.repo.pinned_digest(skill.name) if skill is not None else None,
