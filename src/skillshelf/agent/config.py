@@ -53,6 +53,9 @@ GUIDANCE: Final = (
 class AgentConfig:
     """An agent's configuration (see :class:`~skillshelf.agent.loop.Agent`, which runs it).
 
+    A sub-agent that runs a ``context: fork`` skill has ``fork_of`` set to that skill, so its
+    own loads of it are ordinary loads, not another fork.
+
     Args:
         model: The model (see :mod:`skillshelf.models`).
         repo: The skills.
@@ -82,6 +85,8 @@ class AgentConfig:
         tool_retries: Identical failing calls of a user tool the model may retry before it is
             told to stop, unless the tool sets its own ``retries``.
     """
+
+    fork_of: str | None = None
 
     def __init__(
         self,

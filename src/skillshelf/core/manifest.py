@@ -62,6 +62,8 @@ EXTENSION_FIELDS: Final = frozenset(
         "allowed_tools",
         "tools",
         "summary",
+        "context",
+        "agent",
     }
 )
 # Lenient mode reads these, in this order, as the description when it is missing or empty.
@@ -106,6 +108,11 @@ class Manifest:
         metadata: Client-specific key/value pairs; values are always strings.
         allowed_tools: Tool patterns the skill expects, e.g. ``("Bash(git:*)", "Read")``.
         allowed_tools_raw: ``allowed-tools`` exactly as written, when it was a string.
+        not_tools: Entries under ``allowed-tools`` (or ``tools``…) that are not in the tool
+            grammar, e.g. agent names; they restrict nothing.
+        context: Claude Code's ``context``; ``fork`` runs the skill in a sub-agent when it
+            is loaded.
+        agent: Claude Code's ``agent``: which sub-agent runs a ``context: fork`` skill.
         disable_model_invocation: Only the user may invoke it (kept out of the catalog).
         user_invocable: The user may invoke it as ``/name``.
         argument_hint: Hint shown for ``/name`` arguments.
@@ -124,6 +131,8 @@ class Manifest:
     allowed_tools: tuple[str, ...] = ()
     allowed_tools_raw: str | None = None
     not_tools: tuple[str, ...] = ()
+    context: str | None = None
+    agent: str | None = None
     disable_model_invocation: bool = False
     user_invocable: bool = True
     argument_hint: str | None = None
@@ -292,6 +301,7 @@ def _shown_extensions(manifest: Manifest, out: _Collector) -> Manifest:
         manifest,
         argument_hint=_shown_phrase(manifest.argument_hint, "argument-hint", out),
         when_to_use=_shown_optional(manifest.when_to_use, "when_to_use", out, lines=True),
+        agent=_shown_phrase(manifest.agent, "agent", out),
         version=_shown_phrase(manifest.version, "version", out),
         tags=_shown_phrases(manifest.tags, "tags", out),
         triggers=_shown_phrases(manifest.triggers, "triggers", out),
@@ -586,6 +596,8 @@ def _extensions(data: Mapping[str, YamlValue], out: _Collector) -> dict[str, obj
         "user_invocable": _bool(data, "user-invocable", True, out),
         "argument_hint": _optional_str(data, "argument-hint", out),
         "when_to_use": _optional_str(data, "when_to_use", out),
+        "context": _optional_str(data, "context", out),
+        "agent": _optional_str(data, "agent", out),
         "version": _optional_str(data, "version", out),
         "tags": _str_list(data, "tags", out),
         "triggers": _phrases(data, "triggers", out),

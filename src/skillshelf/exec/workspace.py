@@ -677,8 +677,7 @@ def execute(
     """Run ``argv`` in the workspace (in ``skill``'s staged copy when given).
 
     ``pinned`` is the skill's approved digest under a lockfile: see :meth:`Workspace.stage`.
-    With ``skill``, the limits it declares narrow ``policy`` (see
-    :mod:`skillshelf.exec.skill_limits`); ``timeout_s`` None means the (narrowed) default.
+    ``timeout_s`` None means the policy's default.
 
     Raises:
         ToolRetry: The policy refuses the command or network access.
@@ -686,11 +685,6 @@ def execute(
         StagingRefused: The skill's content is not the pinned one.
     """
     policy = policy or ExecPolicy()
-    limit_notes: list[str] = []
-    if skill is not None:
-        from skillshelf.exec.skill_limits import apply_skill_limits, read_skill_limits
-
-        policy, limit_notes = apply_skill_limits(policy, read_skill_limits(skill.manifest.metadata))
     if not argv:
         raise UsageError("no command given")
     check_allowed(policy, argv)
@@ -725,5 +719,5 @@ def execute(
         files=files,
         run_id=run_id,
         executor=executor.name,
-        notes=limit_notes + notes,
+        notes=notes,
     )

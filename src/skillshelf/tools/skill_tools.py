@@ -33,6 +33,7 @@ from skillshelf.core.session import (
     call_signature,
     grade_failure,
 )
+from skillshelf.core.slash import expand
 from skillshelf.errors import (
     SkillshelfError,
     ToolError,
@@ -376,7 +377,9 @@ class SkillTools:
         if tool == "skill_list":
             return self._list()
         if tool == "skill_load":
-            return self._load(args.skill, args.docs, args.include_all_docs, call_id, history)
+            return self._load(
+                args.skill, args.docs, args.include_all_docs, call_id, history, args.args
+            )
         if tool == "skill_list_docs":
             docs = list_docs(self._skill(args.skill))
             text = "\n".join(docs) if docs else "(this skill has no document files)"
@@ -459,6 +462,7 @@ class SkillTools:
         include_all: bool,
         call_id: str | None,
         history: Collection[str] | None,
+        arguments: str | None = None,
     ) -> tuple[str, dict[str, Any]]:
         skill = self._skill(name)
         selected = self._resolve_docs(skill, docs, include_all)
@@ -466,7 +470,13 @@ class SkillTools:
         digest = f"{skill.mtime_ns}:{skill.size}"
         before = self.state().loaded.get(name)
         wants_docs = include_all or bool(docs)
-        if before is not None and _still_delivered(before, digest, selection, wants_docs, history):
+        # Arguments make a fresh invocation: delivered in full, never as the "already loaded" stub.
+        fresh = arguments is not None
+        if (
+            not fresh
+            and before is not None
+            and _still_delivered(before, digest, selection, wants_docs, history)
+        ):
             still_loaded = [False]
 
             def touch(state: SessionState) -> SessionState:
@@ -480,8 +490,12 @@ class SkillTools:
             if still_loaded[0]:
                 return render_already_loaded(name), {"skill": name, "already_loaded": True}
         directory = skill_uri(name) if self.locations == "uris" else None
+        body = skill.body()
+        if arguments is not None:
+            where = skill_uri(name).rstrip("/") if self.locations == "uris" else skill.directory
+            body = expand(body, arguments, skill_dir=where)
         content = render_load(
-            skill, skill.body(), selected, max_doc_chars=self.max_file_chars, directory=directory
+            skill, body, selected, max_doc_chars=self.max_file_chars, directory=directory
         )
         evicted: list[str] = []
 
@@ -546,10 +560,15 @@ class SkillTools:
 
     def _exec(self, args: Any) -> tuple[str, dict[str, Any]]:
         from skillshelf.exec.runner import SandboxUnavailableError, select_executor
-        from skillshelf.exec.workspace import execute, shell_command
+        from skillshelf.exec.skill_limits import apply_skill_limits, read_skill_limits
+        from skillshelf.exec.workspace import ExecPolicy, execute, shell_command
 
         assert self.workspace is not None
         skill = self._skill(args.skill) if args.skill else None
+        policy, limit_notes = self.exec_policy or ExecPolicy(), list[str]()
+        if skill is not None:  # the skill's own limits, never above the operator's
+            limits = read_skill_limits(skill.manifest.metadata)
+            policy, limit_notes = apply_skill_limits(policy, limits)
         if self.executor is None:
             try:
                 self.executor, self._exec_warning = select_executor("auto")
@@ -562,7 +581,7 @@ class SkillTools:
                     self.executor,
                     shell_command(args.command),
                     skill=skill,
-                    policy=self.exec_policy,
+                    policy=policy,
                     # Not sent: the skill's or the policy's default, not the schema's.
                     timeout_s=args.timeout_s if "timeout_s" in args.model_fields_set else None,
                     collect=args.collect,
@@ -571,6 +590,7 @@ class SkillTools:
                 )
         except OSError as exc:
             raise ToolFailed(f"The command could not be started: {exc}") from exc
+        result.notes[:0] = limit_notes
         if self._exec_warning:
             result.notes.append(self._exec_warning)
         data = result.to_json() | {"run_id": result.run_id, "executor": result.executor}

@@ -136,6 +136,14 @@ class SkillLoadArgs(ToolArgs):
     skill: _Skill
     docs: _Docs = []
     include_all_docs: _AllDocs = False
+    args: Annotated[
+        str | None,
+        StringConstraints(max_length=_MAX_TEXT),
+        Field(
+            description="Arguments for the skill, as a user would type them after /skill-name; "
+            "they replace $ARGUMENTS (and $0, $1 and so on) in its instructions."
+        ),
+    ] = None
     conversation: _Conversation = None
 
 
