@@ -13,10 +13,15 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Final
 
 from skillshelf.agent.materialize import Placement
-from skillshelf.agent.results import DEFAULT_MAX_STEPS, RetryPolicy
+from skillshelf.agent.results import (
+    DEFAULT_MAX_STEPS,
+    DEFAULT_TOOL_RETRIES,
+    DEFAULT_TOOL_TIMEOUT_S,
+    RetryPolicy,
+)
 from skillshelf.agent.trace import Trace
 from skillshelf.core.catalog import CatalogEntry, CatalogFormat, render_catalog
-from skillshelf.core.session import MAX_IDENTICAL_FAILURES, LoadMode
+from skillshelf.core.session import LoadMode
 from skillshelf.errors import UsageError
 from skillshelf.models import Model
 from skillshelf.repository import Repository
@@ -37,10 +42,6 @@ __all__ = [
 ]
 
 DEFAULT_CATALOG_BUDGET: Final = 12_000  # characters: a few hundred skills with trimmed text
-# A user tool (a sub-agent included) still running after this is hung, not busy: the model is
-# told it timed out instead of the run waiting for ever.
-DEFAULT_TOOL_TIMEOUT_S: Final = 300.0
-DEFAULT_TOOL_RETRIES: Final = MAX_IDENTICAL_FAILURES - 1  # as the skill tools allow
 GUIDANCE: Final = (
     "Skills are folders of instructions for specific tasks. The catalog above lists them by "
     "name and description. When a skill's description matches the task, call skill_load with "

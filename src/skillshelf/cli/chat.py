@@ -21,7 +21,12 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from skillshelf.agent.results import DEFAULT_INSTRUCTIONS, DEFAULT_MAX_STEPS
+from skillshelf.agent.results import (
+    DEFAULT_INSTRUCTIONS,
+    DEFAULT_MAX_STEPS,
+    DEFAULT_TOOL_RETRIES,
+    DEFAULT_TOOL_TIMEOUT_S,
+)
 from skillshelf.cli._common import fail, model_options, repo_from, root_options
 from skillshelf.errors import MissingExtraError, SkillshelfError
 
@@ -73,6 +78,21 @@ _EXIT_WORDS = frozenset({"/exit", "/quit"})
     show_default=True,
     help="Model requests per message before giving up on an answer.",
 )
+@click.option(
+    "--tool-timeout",
+    "tool_timeout_s",
+    type=click.FloatRange(0, min_open=True),
+    default=DEFAULT_TOOL_TIMEOUT_S,
+    show_default=True,
+    help="Seconds a user tool's call may take before the model is told it timed out.",
+)
+@click.option(
+    "--tool-retries",
+    type=click.IntRange(0),
+    default=DEFAULT_TOOL_RETRIES,
+    show_default=True,
+    help="Identical failing calls of a user tool the model may retry before it is told to stop.",
+)
 @click.option("--no-stream", is_flag=True, help="Wait for whole replies instead of streaming.")
 @click.option(
     "--watch",
@@ -91,6 +111,8 @@ def chat(
     store_url: str | None,
     instructions: str,
     max_steps: int,
+    tool_timeout_s: float,
+    tool_retries: int,
     no_stream: bool,
     watch: bool,
     start_new: bool,
@@ -117,7 +139,14 @@ def chat(
     trace = Trace(trace_path) if trace_path else None
     try:
         agent = Agent(
-            model, repo, instructions=instructions, store=store, max_steps=max_steps, trace=trace
+            model,
+            repo,
+            instructions=instructions,
+            store=store,
+            max_steps=max_steps,
+            trace=trace,
+            tool_timeout_s=tool_timeout_s,
+            tool_retries=tool_retries,
         )
         conversation = _open_conversation(agent, session_id, persist=persist, new=start_new)
         with _watching(repo, enabled=watch):
