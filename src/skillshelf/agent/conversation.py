@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any, Final
 
 import anyio
 
+from skillshelf.agent.fork import fork_config, fork_result, forks, named_agent_tool
 from skillshelf.agent.history import (
     HistoryError,
     HistoryLimit,
@@ -45,7 +46,7 @@ from skillshelf.models import ModelRequest, ModelResponse, TextSink, TransientMo
 from skillshelf.skills.content import render_load
 from skillshelf.skills.skill import Skill
 from skillshelf.tools.skill_tools import SkillTools
-from skillshelf.tools.spec import ArgumentProblem
+from skillshelf.tools.spec import ArgumentProblem, normalise_tool_name
 from skillshelf.tools.user_tools import Activation, Tool, activated_tools, call_allowed, tool_set
 
 if TYPE_CHECKING:
@@ -517,8 +518,6 @@ class Conversation:
     def _tool_name(self, sent: str, run: _Run) -> str:
         """The tool a slipped name means (``Skill-Load`` → ``skill_load``), by the one
         normaliser of :mod:`skillshelf.tools.spec`; the name as sent when none fits."""
-        from skillshelf.tools.spec import normalise_tool_name
-
         known = [*self.model_tools.tool_names, *run.offered]
         return normalise_tool_name(sent, known) or sent
 
@@ -548,7 +547,7 @@ class Conversation:
                     del arguments[key]
         if name == "skill_load" and isinstance(parsed, toolspec.ParsedArgs):
             skill = self.agent.repo.find(parsed.args.skill)  # type: ignore[attr-defined]
-            if skill is not None and self._forks(skill.manifest.context, skill.name, state):
+            if skill is not None and forks(skill, self.agent, state):
                 return await self._fork(skill, parsed.args, arguments, call)
         if name == "workspace_exec" and isinstance(parsed, toolspec.ParsedArgs):
             # A skill's allowed-tools speak of Bash(python3:*): workspace_exec is that shell.
@@ -570,24 +569,18 @@ class Conversation:
             self._on_loaded(str(result.data["skill"]))
         return _Outcome(result.status, result.content, arguments, result.kind, result.notes)
 
-    def _forks(self, context: str | None, name: str, state: SessionState) -> bool:
-        return (
-            (context or "").strip().casefold() == "fork"
-            and self.agent.fork_of != name
-            and name not in state.loaded
-        )
-
     async def _fork(self, skill: Skill, args: Any, arguments: Any, call: Any) -> _Outcome:
-        """Run a ``context: fork`` skill in a sub-agent (:meth:`Agent.as_tool`): its steps stay
-        out of this conversation, only its final answer comes back as the load's result."""
+        """Run a ``context: fork`` skill in a sub-agent (see :mod:`skillshelf.agent.fork`)."""
         task = expand(skill.body(), args.args or "", skill_dir=skill.directory)
-        named = self._named_agent_tool(skill.manifest.agent)
+        named = named_agent_tool(self.agent.tools, skill.manifest.agent)
         context = ToolContext(self.session_id, self.agent.name, self.trace)
         try:
             if named is not None:
                 output = await named.invoke({"task": task}, context)
             else:  # as an as_tool() sub-agent runs: same session, its own agent key
-                sub = Conversation(self._fork_agent(skill), self.session_id, trace=self.trace)
+                sub = Conversation(
+                    fork_config(self.agent, skill), self.session_id, trace=self.trace
+                )
                 output = (await sub.send(task)).output
         except (SkillshelfError, UsageError) as exc:
             message = (
@@ -597,53 +590,7 @@ class Conversation:
             count = self._record_failure(call_signature(call.name, call.arguments))
             status, message = grade_failure("skill_load", count, message)
             return _Outcome(status, message, arguments, "tool_error")
-        by = f" ({clip(skill.manifest.agent, 80)!r})" if skill.manifest.agent else ""
-        content = (
-            f"The skill {skill.name!r} ran in a sub-agent{by}; its steps are not shown. "
-            f"Its final answer:\n\n{_text(output)}"
-        )
-        return _Outcome("ok", content, arguments)
-
-    def _named_agent_tool(self, wanted: str | None) -> Tool | None:
-        """The caller's sub-agent tool (:meth:`Agent.as_tool`) named by a skill's ``agent:``."""
-        from skillshelf.agent.config import AgentConfig
-
-        for tool in self.agent.tools:
-            sub = getattr(tool, "agent", None)
-            if wanted and isinstance(sub, AgentConfig) and sub.name == wanted.strip():
-                return tool
-        return None
-
-    def _fork_agent(self, skill: Skill) -> AgentConfig:
-        """A copy of this agent (same model, tools and workspace; its own skill state) that
-        runs a ``context: fork`` skill."""
-        from skillshelf.agent.config import AgentConfig
-
-        parent = self.agent
-        sub_agent = AgentConfig(
-            parent.model,
-            parent.repo,
-            name=f"{parent.name}:fork:{skill.name}",
-            instructions=parent.instructions,
-            tools=parent.tools,
-            activations=parent.activations,
-            store=parent.store,
-            load_mode=parent.load_mode,
-            max_steps=parent.max_steps,
-            catalog_format=parent.catalog_format,
-            catalog_budget=parent.catalog_budget,
-            placement=parent.placement,
-            enforce_allowed_tools=parent.enforce_allowed_tools,
-            retry=parent.retry,
-            visible=parent.visible,
-            workspace=parent.workspace,
-            executor=parent.executor,
-            exec_policy=parent.exec_policy,
-            tool_timeout_s=parent.tool_timeout_s,
-            tool_retries=parent.tool_retries,
-        )
-        sub_agent.fork_of = skill.name
-        return sub_agent
+        return _Outcome("ok", fork_result(skill, _text(output)), arguments)
 
     async def _user_call(self, tool: Tool, call: Any, state: SessionState) -> _Outcome:
         parsed = tool.validate(call.arguments)
