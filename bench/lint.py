@@ -11,6 +11,10 @@ times each, reporting the median:
   near-duplicate and look-alike checks), and how many planted pairs it found;
 - naive: every description pair compared, on a 1,000-skill sample, scaled by (N/1000)² — what
   the inverted index avoids;
+- family: ``--family`` (default 1,000) skills made from one template ("Automate X tasks via
+  Rube MCP (Composio)…", as ComposioHQ's collection is) linted on disk with every check: the
+  findings (one per group expected) and the time, beside the pairs the old pairwise report
+  would have printed (:func:`similar_descriptions`, timed in the same run);
 - disk: :func:`lint_repository` on the N skills written to a temporary folder (every check,
   SKILL.md bodies and file lists read), unless ``--no-disk``.
 
@@ -28,7 +32,11 @@ from collections.abc import Callable
 from pathlib import Path
 
 from skillshelf.lint import LintReport, LintSubject, lint_repository, lint_subjects
-from skillshelf.lint._similar import DEFAULT_SIMILARITY, description_tokens
+from skillshelf.lint._similar import (
+    DEFAULT_SIMILARITY,
+    description_tokens,
+    similar_descriptions,
+)
 from skillshelf.repository import Repository
 from skillshelf.testing import make_skill
 
@@ -95,25 +103,68 @@ def _naive(descriptions: list[str], threshold: float) -> int:
     return found
 
 
+def make_family(n: int, rng: random.Random) -> list[tuple[str, str]]:
+    """``n`` (name, description) pairs from one template, differing only in the app name."""
+    apps: set[str] = set()
+    while len(apps) < n:
+        apps.add("".join(rng.choices(_SYLLABLES, k=4)))
+    return [
+        (
+            f"{app}-automation",
+            f"Automate {app.title()} tasks via Rube MCP (Composio): manage records, sync "
+            f"contacts and run workflows in {app.title()}. Always search tools first for current "
+            f"schemas. Use when the user asks to automate {app.title()}.",
+        )
+        for app in sorted(apps)
+    ]
+
+
+def family_run(n: int, runs: int, rng: random.Random) -> None:
+    """Lint a near-duplicate family on disk; print findings and time beside the pair count."""
+    family = make_family(n, rng)
+    pair_s, found = _median(
+        runs,
+        lambda: similar_descriptions([d for _, d in family], threshold=DEFAULT_SIMILARITY)[0],
+    )
+    assert isinstance(found, list)
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp)
+        for name, description in family:
+            make_skill(root, name, description, body="Search tools first.\n")
+        repo = Repository([root], cache_dir=False, max_dirs=10 * n)
+        seconds, report = _median(runs, lambda: lint_repository(repo))
+    assert isinstance(report, LintReport)
+    groups = sum(f.code == "description.duplicate" for f in report.findings)
+    print(f"near-duplicate family, {n:,} skills on disk: median {seconds:.3f} s")
+    print(f"  findings: {len(report.findings)} ({groups} description.duplicate groups)")
+    print(
+        f"  the pairwise report would print {2 * len(found):,} findings "
+        f"(pair join alone {pair_s:.3f} s)"
+    )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--n", type=int, default=10_000)
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--no-disk", action="store_true", help="Skip the on-disk repository run.")
+    parser.add_argument("--family", type=int, default=1000, help="Near-duplicate family size.")
     args = parser.parse_args()
     rng = random.Random(args.seed)
+    family_run(args.family, args.runs, random.Random(args.seed))
     descriptions, planted = make_descriptions(args.n, rng)
     names = make_names(args.n, rng)
     subjects = [LintSubject(nm, d) for nm, d in zip(names, descriptions, strict=True)]
 
     seconds, report = _median(args.runs, lambda: lint_subjects(subjects))
     assert isinstance(report, LintReport)
-    dupes = sum(f.code == "description.duplicate" for f in report.findings) // 2
-    alike = sum(f.code == "name.similar" for f in report.findings) // 2
+    groups = [f for f in report.findings if f.code == "description.duplicate"]
+    dupes = sum(len(f.related) for f in groups)  # a group of k members holds k - 1 copies
+    alike = sum(f.code == "name.similar" for f in report.findings)
     print(f"catalog checks, {args.n:,} skills: median {seconds:.3f} s over {args.runs} runs")
-    print(f"  near-duplicate description pairs: {dupes} ({planted} planted)")
-    print(f"  look-alike name pairs: {alike} ({args.n // 100} planted); notes: {report.notes}")
+    print(f"  near-duplicate groups: {len(groups)} holding {dupes} copies ({planted} planted)")
+    print(f"  look-alike name groups: {alike} ({args.n // 100} planted); notes: {report.notes}")
 
     sample = descriptions[:1000]
     naive_s, _ = _median(1, lambda: _naive(sample, DEFAULT_SIMILARITY))

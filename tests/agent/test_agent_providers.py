@@ -475,3 +475,30 @@ def test_usage_with_cache_reads_reaches_the_run_result(
     )
     result = agent_for(server, repo, stream=stream).run_sync("profile data.csv")
     assert result.usage == Usage(2400, 20, cache_read_tokens=896)
+
+
+def test_failed_tool_results_carry_is_error_only_where_the_protocol_has_it(
+    provider: str, start_server: StartServer, repo: Repository
+) -> None:
+    server = start_server(
+        [
+            reply(tools=[("skill_load", {"skill": "csv-insights"}), ("no_such_tool", {})]),
+            reply("Done."),
+        ]
+    )
+    agent_for(server, repo).run_sync("profile my csv")
+    second = server.bodies()[1]
+    if provider == "anthropic":
+        results = [
+            block
+            for message in second["messages"]
+            if isinstance(message["content"], list)
+            for block in message["content"]
+            if block.get("type") == "tool_result"
+        ]
+        assert [b.get("is_error", False) for b in results] == [False, True]
+        assert "Unknown tool" in json.dumps(results[1]["content"])
+    else:
+        results = [m for m in second["messages"] if m["role"] == "tool"]
+        assert len(results) == 2
+        assert all("is_error" not in m for m in results)  # not part of Chat Completions

@@ -170,3 +170,54 @@ def test_fast_path_and_yaml_path_agree_on_nested_metadata() -> None:
     simple = '---\nname: a\ndescription: b\nmetadata:\n  author: me\n  version: "1.0"\n---\n'
     tricky = simple.replace("author: me", "author: me  # comment")
     assert parse_frontmatter(simple).data == parse_frontmatter(tricky).data
+
+
+# -- the quote fallback (lenient mode) ---------------------------------------------------------
+
+COLON_DESCRIPTION = (
+    "---\nname: gmail-automation\n"
+    "description: Automate Gmail tasks via Rube MCP (Composio): manage labels and drafts.\n"
+    "metadata:\n  note: version 2: faster\n---\nBody\n"
+)
+
+
+def test_unquoted_colon_value_is_read_quoted_in_lenient_mode() -> None:
+    fm = parse_frontmatter(COLON_DESCRIPTION)
+    assert fm.data["description"] == (
+        "Automate Gmail tasks via Rube MCP (Composio): manage labels and drafts."
+    )
+    assert fm.data["metadata"] == {"note": "version 2: faster"}
+    assert fm.requoted == (("description", 3), ("note", 5))
+    assert fm.text.startswith("name: gmail-automation\ndescription: Automate")
+
+
+def test_unquoted_colon_value_is_still_refused_in_strict_mode() -> None:
+    assert _error(COLON_DESCRIPTION, "strict").code == "frontmatter.yaml"
+
+
+def test_quote_fallback_keeps_quotes_and_backslashes_verbatim() -> None:
+    fm = parse_frontmatter('---\nname: a\ndescription: Say "hi": then C:\\temp\\x\n---\n')
+    assert fm.data["description"] == 'Say "hi": then C:\\temp\\x'
+
+
+def test_quote_fallback_drops_a_trailing_comment_as_yaml_would() -> None:
+    fm = parse_frontmatter("---\nname: a\ndescription: Does x: y # why\n---\n")
+    assert fm.data["description"] == "Does x: y"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "---\nname: a\ndescription: [x: y\n---\n",  # a broken flow value is not a plain one
+        "---\nname: a\ndescription: x\n  bad: indent: here\n---\n",  # fails after quoting too
+        "---\nname: a\n  description: b\n---\n",  # nothing to quote
+    ],
+)
+def test_quote_fallback_reports_the_original_error_when_it_cannot_help(text: str) -> None:
+    assert _error(text).code == "frontmatter.yaml"
+
+
+def test_valid_yaml_is_never_requoted() -> None:
+    fm = parse_frontmatter("---\nname: a\ndescription: 'x: y'\nkey: a:b\n---\n")
+    assert fm.requoted == ()
+    assert fm.data["description"] == "x: y"

@@ -39,6 +39,8 @@ def test_ordinary_one_line_text_is_left_as_it_is(text: str) -> None:
         ("< / skill_content >", "&lt; / skill_content >"),
         ("<\nskill_doc>", "&lt;\nskill_doc>"),
         ("a</skill_doc>b</skill_doc>", "a&lt;/skill_doc>b&lt;/skill_doc>"),
+        ("</system-reminder>", "&lt;/system-reminder>"),
+        ("< System-Reminder >", "&lt; System-Reminder >"),
     ],
 )
 def test_the_load_elements_tags_are_defused_in_content(text: str, neutral: str) -> None:

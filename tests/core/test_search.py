@@ -10,7 +10,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from skillshelf.core.search import SearchHit, SearchIndex, _words, closest_names
+from skillshelf.core.search import SearchHit, SearchIndex, closest_names
+from skillshelf.core.words import split_words
 from skillshelf.errors import UsageError
 
 
@@ -102,24 +103,52 @@ def test_query_containing_name_matches_name_tier(index: SearchIndex) -> None:
     assert hits[0].reason == "name contains"
 
 
-def test_name_tier_outranks_tag_tier() -> None:
+def test_name_tier_outranks_a_tag() -> None:
     index = SearchIndex(
         [Skill("office-suite", "Documents."), Skill("writer", "Documents.", tags=("office",))]
     )
     assert _names(index.search("office")) == ["office-suite", "writer"]
-    assert _reasons(index.search("office")) == {"office-suite": "name contains", "writer": "tag"}
+    assert _reasons(index.search("office")) == {"office-suite": "name contains", "writer": "bm25"}
 
 
-def test_tag_equal_to_query_word_outranks_bm25() -> None:
+def test_a_tag_matches_like_a_description_word() -> None:
+    index = SearchIndex([Skill("beta", "Plots.", tags=("charts",)), Skill("gamma", "Maps.")])
+    assert _names(index.search("charts")) == ["beta"]
+    assert index.search("charts")[0].reason == "bm25"
+
+
+def test_a_generic_tag_does_not_outrank_text_relevance() -> None:
+    # The case: "write a startup pitch deck" put a Writing-tagged style guide above pptx.
     index = SearchIndex(
         [
-            Skill("alpha", "Chart, chart, chart: charting of charted data."),
-            Skill("beta", "Plots.", tags=("charts",)),
+            Skill("style-guide", "House style for prose: tone and grammar.", tags=("Writing",)),
+            Skill("pptx", "Create and edit slide decks: pitch decks, presentations, slides."),
+            Skill("docx", "Create and edit Word documents."),
         ]
     )
-    hits = index.search("charts")
-    assert _names(hits)[0] == "beta"
-    assert hits[0].reason == "tag"
+    assert _names(index.search("write a startup pitch deck"))[0] == "pptx"
+
+
+def test_repeated_tags_count_once() -> None:
+    once = SearchIndex([Skill("a", "Plots.", tags=("charts",)), Skill("b", "Maps.")])
+    many = SearchIndex(
+        [Skill("a", "Plots.", tags=("charts", "Charts", "charts")), Skill("b", "Maps.")]
+    )
+    assert once.search("charts")[0].score == many.search("charts")[0].score
+
+
+def test_a_keyword_stuffed_description_saturates() -> None:
+    plain = "Review pull requests and comment on the diff."
+    stuffed = "Review review review reviews reviewing reviewed review code review."
+    index = SearchIndex(
+        [Skill("reviewer", plain), Skill("stuffer", stuffed), Skill("other", "Draw maps.")]
+    )
+    scores = {hit.name: hit.score for hit in index.search("review a pull request")}
+    assert _names(index.search("review a pull request"))[0] == "reviewer"
+    # One word repeated eight times scores less than twice the same word said once.
+    single = {hit.name: hit.score for hit in index.search("review")}
+    assert single["stuffer"] < 2 * single["reviewer"]
+    assert scores["reviewer"] > scores["stuffer"]
 
 
 def test_description_phrase_outranks_scattered_words() -> None:
@@ -248,7 +277,7 @@ def test_unicode_words_match_case_insensitively() -> None:
 
 @given(st.text(alphabet=st.characters(max_codepoint=127)))
 def test_ascii_fast_path_splits_words_like_the_unicode_path(text: str) -> None:
-    assert _words(text) == re.findall(r"[^\W_]+", text.casefold())
+    assert split_words(text) == re.findall(r"[^\W_]+", text.casefold())
 
 
 def test_limit_caps_the_number_of_hits(index: SearchIndex) -> None:
@@ -339,3 +368,64 @@ def test_closest_names_is_deterministic_and_limited() -> None:
     assert closest_names("skill-x", reversed(names), limit=5) == sorted(names)
     with pytest.raises(UsageError):
         closest_names("skill", names, limit=0)
+
+
+ZH_CATALOG = [
+    Skill(
+        "meeting-minutes",
+        "把会议录音的文字稿整理成会议纪要：议题、决议和待办事项。当用户要求整理纪要时使用。",
+        triggers=("会议纪要",),
+    ),
+    Skill("weekly-report", "根据本周的工作记录撰写工作周报。当用户要求写周报、月报时使用。"),
+    Skill("contract-review", "审阅中文商务合同，标出违约责任和付款条款的风险。"),
+    Skill("pdf-tools", "Merge PDF files."),
+]
+
+
+def test_a_chinese_query_containing_a_declared_trigger_finds_the_skill() -> None:
+    hits = SearchIndex(ZH_CATALOG).search("帮我把今天的会议纪要发给大家")
+    assert hits[0].name == "meeting-minutes"
+    assert hits[0].reason == "trigger phrase"
+
+
+def test_a_word_inside_a_chinese_description_matches() -> None:
+    index = SearchIndex(ZH_CATALOG)
+    assert _names(index.search("周报"))[0] == "weekly-report"
+    assert _names(index.search("这份租赁合同有没有风险"))[0] == "contract-review"
+    assert _names(index.search("违约责任"))[0] == "contract-review"
+
+
+def test_a_chinese_phrase_in_a_description_is_a_description_match() -> None:
+    hits = SearchIndex(ZH_CATALOG).search("付款条款")
+    assert hits[0].name == "contract-review"
+    assert hits[0].reason == "description"
+
+
+def test_mixed_chinese_and_latin_queries_match_both_scripts() -> None:
+    assert _names(SearchIndex(ZH_CATALOG).search("合并两个PDF文件"))[0] == "pdf-tools"
+
+
+def test_chinese_trigger_matches_only_its_run_of_characters() -> None:
+    index = SearchIndex([Skill("minutes", "Takes notes.", triggers=("会议纪要",))])
+    assert _reasons(index.search("会议的纪要"))["minutes"] == "bm25"  # 会议 and 纪要, not adjacent
+
+
+@pytest.mark.parametrize(
+    ("query", "expected"),
+    [("翻訳してください", "ja-translate"), ("영어 번역을 부탁해요", "ko-translate")],
+)
+def test_japanese_and_korean_text_is_searchable(query: str, expected: str) -> None:
+    index = SearchIndex(
+        [
+            Skill("ja-translate", "日本語のテキストを英語に翻訳する。"),
+            Skill("ko-translate", "한국어 텍스트를 영어로 번역합니다."),
+            Skill("other", "要約を作成する。"),
+        ]
+    )
+    assert _names(index.search(query))[0] == expected
+
+
+def test_a_long_chinese_query_is_capped_like_a_long_english_one() -> None:
+    index = SearchIndex(ZH_CATALOG)
+    assert _names(index.search("周报" + "的" * 100_000))[0] == "weekly-report"
+    assert index.search("的" * 100 + "周报") == []  # past the first 64 words

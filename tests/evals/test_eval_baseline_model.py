@@ -143,3 +143,19 @@ def test_the_example_eval_prints_the_numbers_of_its_report(tmp_path: Path) -> No
     for case in report["cases"]:
         assert f"{case['id']}\t" in text and case["status"] in ("pass", "fail")
     assert (tmp_path / "out" / "report.md").read_text().startswith("# Trigger eval")
+
+
+def _macro_recall(cases_file: Path, root: Path, out: Path) -> float:
+    args = ["eval", str(cases_file), "--root", str(root), "--no-cache"]
+    result = CliRunner().invoke(main, [*args, "--model", "baseline:search", "--out", str(out)])
+    assert result.exit_code == 0, result.stderr
+    summary = json.loads((out / "report.json").read_text())["summary"]
+    return float(summary["macro_recall"])
+
+
+def test_the_chinese_example_eval_reaches_the_english_recall(tmp_path: Path) -> None:
+    english = _macro_recall(EXAMPLES / "evals" / "cases.yaml", EXAMPLES / "skills", tmp_path / "en")
+    chinese = _macro_recall(
+        EXAMPLES / "evals" / "cases-zh.yaml", EXAMPLES / "skills-zh", tmp_path / "zh"
+    )
+    assert chinese >= english == 1.0

@@ -136,6 +136,7 @@ def test_cli_exec_runs_the_example_skill_with_json_output(bwrap: BwrapExecutor) 
         "stdout_truncated",
         "stderr_truncated",
         "files",
+        "missing",
     ]
     assert [list(f) for f in data["files"]] == [["path", "size", "mime", "sha256"]]
     assert data["files"][0]["path"] == "out/summary.md"

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from skillshelf.exec.executors import select_executor
 from skillshelf.exec.runner import (
     KILL_GRACE_S,
     BwrapExecutor,
@@ -14,7 +15,6 @@ from skillshelf.exec.runner import (
     RunSpec,
     SandboxUnavailableError,
     _Capture,
-    select_executor,
 )
 
 SLACK_S = 10.0
@@ -93,8 +93,9 @@ def test_local_selection_needs_no_sandbox() -> None:
     assert executor.name == "local" and warning is None
 
 
-def test_docker_is_reported_unavailable() -> None:
-    with pytest.raises(SandboxUnavailableError):
+def test_docker_without_an_engine_says_where_it_looked(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("DOCKER_HOST", "unix:///nonexistent/docker.sock")
+    with pytest.raises(SandboxUnavailableError, match="DOCKER_HOST"):
         select_executor("docker")
 
 

@@ -72,10 +72,9 @@ def test_findings_are_tab_separated_lines_grouped_by_skill(root: Path) -> None:
         ("warning", "description.duplicate", "extracting-pdfs:3"),
         ("warning", "name.abstract", "helper"),
         ("error", "link.broken", "linking-docs/references/a.md:3"),
-        ("warning", "description.duplicate", "pdf-tables:3"),
     ]
     assert all(" — " in r[3] for r in rows)
-    assert "1 error, 3 warnings, 0 info in 4 of 4 skills" in result.stderr
+    assert "1 error, 2 warnings, 0 info in 4 of 4 skills" in result.stderr
 
 
 def test_json_lists_findings_with_related_and_a_summary(root: Path) -> None:
@@ -88,7 +87,7 @@ def test_json_lists_findings_with_related_and_a_summary(root: Path) -> None:
         "skills": 4,
         "skills_with_findings": 4,
         "error": 1,
-        "warning": 3,
+        "warning": 2,
         "info": 0,
     }
     first = data["findings"][0]

@@ -143,13 +143,71 @@ TWIN = (
 OTHER = "Drafts release notes from git history. Use when the user asks for a changelog entry."
 
 
-def test_near_duplicate_descriptions_name_each_other() -> None:
+def test_near_duplicate_descriptions_are_one_finding_naming_both() -> None:
     report = lint_subjects(
         [subject("pdf-tables", GOOD), subject("pdf-extracting", TWIN), subject("notes", OTHER)]
     )
     dupes = [(f.skill, f.related) for f in report.findings if f.code == "description.duplicate"]
-    assert dupes == [("pdf-extracting", ("pdf-tables",)), ("pdf-tables", ("pdf-extracting",))]
+    assert dupes == [("pdf-extracting", ("pdf-tables",))]
     assert "%" in report.findings[0].message
+
+
+def test_named_skill_of_a_group_carries_its_finding() -> None:
+    pair = [subject("pdf-tables", GOOD), subject("pdf-extracting", TWIN)]
+    report = lint_subjects(pair, only={"pdf-tables"}, select=["description.duplicate"])
+    assert [(f.skill, f.related) for f in report.findings] == [("pdf-tables", ("pdf-extracting",))]
+
+
+def _composio(app: str) -> str:
+    return (
+        f"Automate {app} tasks via Rube MCP (Composio): manage records, sync contacts and run "
+        f"workflows in {app}. Use when the user asks to automate {app}."
+    )
+
+
+APPS = ("Gmail", "Slack", "Notion", "Airtable", "Hubspot", "Zendesk")
+
+
+def test_template_family_is_one_group_naming_what_varies() -> None:
+    family = [subject(f"{a.lower()}-automation", _composio(a)) for a in APPS]
+    report = lint_subjects([*family, subject("notes", OTHER)], select=["description.duplicate"])
+    [group] = report.findings
+    assert group.skill == "airtable-automation"
+    assert set(group.related) == {f"{a.lower()}-automation" for a in APPS} - {group.skill}
+    assert '"Automate … tasks via Rube MCP (Composio)' in group.message
+    assert "gmail-automation (Gmail)" in group.message
+    assert "slack-automation (Slack)" in group.message
+
+
+def test_a_thousand_near_copies_are_one_finding_per_group() -> None:
+    rng = random.Random(3)
+    apps = sorted({"".join(rng.choices("bcdfgklmnprstvz", k=7)).title() for _ in range(1100)})
+    apps = apps[:1000]
+    half = len(apps) // 2
+    family = [subject(f"{a.lower()}-automation", _composio(a)) for a in apps[:half]]
+    family += [
+        subject(
+            f"{a.lower()}-reports",
+            f"Builds weekly {a} reports as PDF with charts and a summary table. Use when the "
+            f"user wants a {a} report.",
+        )
+        for a in apps[half:]
+    ]
+    report = lint_subjects(family, select=["description", "name.similar"])
+    groups = [f for f in report.findings if f.code == "description.duplicate"]
+    assert len(groups) == 2
+    assert sorted(len(g.related) + 1 for g in groups) == [half, len(apps) - half]
+    assert all("and " in g.message and " more" in g.message for g in groups)
+    assert len(report.findings) < 20
+    assert not report.notes
+
+
+def test_identical_descriptions_say_so() -> None:
+    report = lint_subjects(
+        [subject("pdf-tables", GOOD), subject("pdf-extracting", GOOD)],
+        select=["description.duplicate"],
+    )
+    assert "pdf-extracting (identical)" in report.findings[0].message
 
 
 def test_similarity_threshold_decides_what_is_a_duplicate() -> None:
@@ -173,10 +231,15 @@ def test_duplicate_check_reports_when_its_budget_runs_out() -> None:
 def test_look_alike_names_are_info() -> None:
     report = lint_subjects([subject("csv-reports"), subject("csv-report", OTHER)])
     similar = [(f.skill, f.severity, f.related) for f in report.findings]
-    assert similar == [
-        ("csv-report", "info", ("csv-reports",)),
-        ("csv-reports", "info", ("csv-report",)),
-    ]
+    assert similar == [("csv-report", "info", ("csv-reports",))]
+
+
+def test_a_chain_of_look_alike_names_is_one_finding() -> None:
+    names = [f"sales-report-{i}" for i in range(9)]
+    report = lint_subjects([subject(n, f"{GOOD} {n}") for n in names], select=["name.similar"])
+    [group] = report.findings
+    assert (group.skill, len(group.related)) == ("sales-report-0", 8)
+    assert "and 0 more" not in group.message
     assert "one edit away" in report.findings[0].message
 
 
@@ -276,11 +339,76 @@ def test_mentioned_scripts_and_files_must_exist(tmp_path: Path) -> None:
     found = [(f.code, f.line, f.message.split("'")[1]) for f in report.findings]
     assert found == [
         ("script.missing", 5, "scripts/convert.py"),
-        ("script.missing", 5, "bin/run.sh"),
-        ("script.missing", 7, "tools/extract.py"),
+        ("script.unverified", 5, "bin/run.sh"),
+        ("script.unverified", 7, "tools/extract.py"),
         ("file.missing", 10, "references/checklist.md"),
         ("file.missing", 10, "references/layout.md"),
     ]
+
+
+def _script_codes(body: str, files: dict[str, str] | None = None) -> list[tuple[str, str]]:
+    report = lint_subjects(
+        [subject(body=body, files=frozenset(files or {}))],
+        select=["script", "file.missing"],
+    )
+    return [(f.code, f.message.split("'")[1]) for f in report.findings]
+
+
+@pytest.mark.parametrize(
+    ("body", "expected"),
+    [
+        # run from the working folder: the user's tool or project, not the skill's file
+        ("```bash\nchmod +x LinEnum.sh\n./LinEnum.sh -t\n```\n", "script.unverified"),
+        ("```bash\n./scripts/deploy.sh prod\n```\n", "script.unverified"),
+        ("```bash\nnpx tsx src/index.ts\n```\n", "script.unverified"),
+        ("```bash\nuv run python src/app/main.py\n```\n", "script.unverified"),
+        # under another tree's root variable, not the skill's
+        ('Run `uv run "${PLUGIN_ROOT}/scripts/check.py"`.\n', "script.unverified"),
+        ("Run `python <project>/scripts/build.py`.\n", "script.unverified"),
+        # in a repository the body clones, or after a cd
+        (
+            "```bash\ngit clone https://github.com/x/fw.git\n```\n"
+            "Then:\n```bash\n./scripts/getArch.sh img.tar.gz\n```\n",
+            "script.unverified",
+        ),
+        ("```bash\ncd firmadyne && python scripts/run.py\n```\n", "script.unverified"),
+        # written from a collection's top
+        ("Run `python skills/other/scripts/go.py` or `python scripts/go.py`.\n", "unverified*2"),
+        # made by the body before it runs
+        ("```bash\ncat > scripts/run.sh << 'EOF'\necho hi\nEOF\nbash scripts/run.sh\n```\n", None),
+        (
+            "Create `scripts/check.py` with the code above, then run `python scripts/check.py`.\n",
+            None,
+        ),
+        # cut short: globs, templates, placeholders
+        ("Every phase runs `scripts/*.py`.\n", None),
+        ("Run `python scripts/gen_{name}.py`.\n", None),
+        ("All scripts: `python scripts/script_name.py --help`.\n", None),
+    ],
+)
+def test_uncertain_script_mentions_are_never_errors(body: str, expected: str | None) -> None:
+    codes_found = {code for code, _ in _script_codes(body)}
+    assert "script.missing" not in codes_found
+    if expected is None:
+        assert codes_found == set()
+    elif expected == "unverified*2":
+        assert [c for c, _ in _script_codes(body)] == ["script.unverified"] * 2
+    else:
+        assert codes_found == {expected}
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        'Run `python scripts/generate_schematic.py "diagram" -o out.png`.\n',
+        "```bash\npython scripts/generate_schematic.py -o out.png\n```\n",
+        "- **scripts/audit.sh**: Dependency audit script\n",
+        "Run `uv run {baseDir}/scripts/analyzer.py --warnings`.\n",
+        "```bash\npython3 ${CLAUDE_SKILL_DIR}/scripts/analyzer.py\n```\n",
+    ],
+)
+def test_a_missing_script_written_as_a_skill_file_is_an_error(body: str) -> None:
+    assert [code for code, _ in _script_codes(body)] == ["script.missing"]
 
 
 def test_unloadable_skill_is_one_invalid_finding(tmp_path: Path) -> None:

@@ -165,3 +165,16 @@ def test_entry_frontmatter_reads_yaml_as_the_core_schema_does(tmp_path: Path) ->
         "metadata": {"owner": "team"},
         "list": ["a", "b"],
     }
+
+
+def test_skill_reached_through_a_linked_folder_is_listed_and_read_whole(tmp_path: Path) -> None:
+    store = tmp_path / "store"
+    make_skill(store, "demo", files={"doc.md": "# Doc\n"})
+    (tmp_path / "root").mkdir()
+    (tmp_path / "root" / "demo").symlink_to(store / "demo", target_is_directory=True)
+    skill = Repository([tmp_path / "root"], cache_dir=False).get("demo")
+    assert skill.directory == str(tmp_path / "root" / "demo")
+    listed = [f.relative for f in skill_files(skill, DigestCache()).files]
+    assert listed == ["SKILL.md", "doc.md"]
+    assert read_bytes(skill, "SKILL.md") == (store / "demo" / "SKILL.md").read_bytes()
+    assert read_bytes(skill, "doc.md") == b"# Doc\n"

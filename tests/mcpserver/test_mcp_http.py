@@ -156,9 +156,10 @@ def test_non_loopback_bind_without_token_is_refused(skills_root: Path) -> None:
 
 
 def test_exec_with_an_unavailable_sandbox_is_a_usage_error(skills_root: Path) -> None:
-    done = _run_serve("--root", str(skills_root), "--exec", "--sandbox", "docker")
+    nowhere = server_env(DOCKER_HOST="unix:///nonexistent/docker.sock")
+    done = _run_serve("--root", str(skills_root), "--exec", "--sandbox", "docker", env=nowhere)
     assert done.returncode == 2
-    assert "docker executor is not available" in done.stderr
+    assert "no Docker engine at unix:///nonexistent/docker.sock" in done.stderr
 
 
 def test_sandbox_without_exec_is_a_usage_error(skills_root: Path) -> None:

@@ -141,11 +141,13 @@ def test_symlink_loop_is_reported_not_followed_forever(tmp_path: Path) -> None:
     assert "discovery.symlink_loop" in {d.code for d in repo.diagnostics}
 
 
-def test_symlinked_skill_is_recorded_by_its_real_path(tmp_path: Path) -> None:
+def test_symlinked_skill_is_recorded_by_the_path_it_was_reached_by(tmp_path: Path) -> None:
     real = make_skill(tmp_path / "store", "linked")
     (tmp_path / "root").mkdir()
     (tmp_path / "root" / "linked").symlink_to(real, target_is_directory=True)
-    assert _open(tmp_path / "root").get("linked").directory == str(real.resolve())
+    skill = _open(tmp_path / "root").get("linked")
+    assert skill.directory == str(tmp_path / "root" / "linked")
+    assert skill.real_directory == str(real.resolve())
 
 
 def test_unreadable_directory_is_reported(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

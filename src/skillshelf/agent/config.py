@@ -10,7 +10,7 @@ does.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Final
+from typing import TYPE_CHECKING, Final, Literal
 
 from skillshelf.agent.materialize import Placement
 from skillshelf.agent.results import (
@@ -19,9 +19,11 @@ from skillshelf.agent.results import (
     DEFAULT_TOOL_TIMEOUT_S,
     RetryPolicy,
 )
+from skillshelf.agent.tool_style import GUIDANCE, ToolStyle, guidance
 from skillshelf.agent.trace import Trace
 from skillshelf.core.catalog import CatalogEntry, CatalogFormat, render_catalog
-from skillshelf.core.session import LoadMode
+from skillshelf.core.render import render_system_reminder
+from skillshelf.core.session import DEFAULT_MAX_LOADED, LoadMode
 from skillshelf.errors import UsageError
 from skillshelf.models import Model
 from skillshelf.repository import Repository
@@ -39,16 +41,12 @@ __all__ = [
     "DEFAULT_TOOL_TIMEOUT_S",
     "GUIDANCE",
     "AgentConfig",
+    "CatalogPlacement",
 ]
 
 DEFAULT_CATALOG_BUDGET: Final = 12_000  # characters: a few hundred skills with trimmed text
-GUIDANCE: Final = (
-    "Skills are folders of instructions for specific tasks. The catalog above lists them by "
-    "name and description. When a skill's description matches the task, call skill_load with "
-    "its name before doing the task, then follow its instructions; read its files with "
-    "skill_read_file when they point to one. If none fits, skill_search may find one; if "
-    "still none fits, answer without skills."
-)
+CatalogPlacement = Literal["system", "reminder"]
+_REMINDER_LEAD: Final = "The following skills are available in this conversation:"
 
 
 class AgentConfig:
@@ -68,10 +66,17 @@ class AgentConfig:
         declared: Skills (or ``(skill, docs)``) loaded for the whole session up front.
         store: Session store (default: in-memory, private to this agent).
         load_mode: How long a model's load lasts (``once``, ``turn``, ``session``).
+        max_loaded: Skills kept loaded at once; loading one more evicts the least recently
+            touched.
         max_steps: Model requests per user message before :class:`MaxStepsError`.
         catalog_format: ``xml`` or ``markdown``.
-        catalog_budget: Characters the catalog may take.
+        catalog_budget: Characters the catalog may take (None: no limit).
+        catalog_placement: Where the catalog goes: ``system`` (the system prompt) or
+            ``reminder`` (a ``<system-reminder>`` user message before the conversation, as
+            Claude Code does; the system prompt keeps the instructions and guidance).
         placement: Where loaded content goes (``tool_result`` keeps the system prompt stable).
+        tool_style: How the skill tools are offered: ``skillshelf`` (the contract) or
+            ``claude-code`` (one ``Skill`` tool; see :mod:`skillshelf.agent.tool_style`).
         enforce_allowed_tools: While the active (last loaded) skill declares
             ``allowed-tools``, refuse calls to user tools outside them.
         retry: Retries of failed model requests.
@@ -102,10 +107,13 @@ class AgentConfig:
         declared: Sequence[str | tuple[str, Sequence[str]]] = (),
         store: SessionStore | None = None,
         load_mode: LoadMode = "turn",
+        max_loaded: int = DEFAULT_MAX_LOADED,
         max_steps: int = DEFAULT_MAX_STEPS,
         catalog_format: CatalogFormat = "xml",
         catalog_budget: int | None = DEFAULT_CATALOG_BUDGET,
+        catalog_placement: CatalogPlacement = "system",
         placement: Placement = "tool_result",
+        tool_style: ToolStyle = "skillshelf",
         enforce_allowed_tools: bool = False,
         retry: RetryPolicy | None = None,
         trace: Trace | None = None,
@@ -118,6 +126,8 @@ class AgentConfig:
     ) -> None:
         if max_steps < 1:
             raise UsageError("max_steps must be at least 1")
+        if max_loaded < 1:
+            raise UsageError("max_loaded must be at least 1")
         if not tool_timeout_s > 0:
             raise UsageError("tool_timeout_s must be positive")
         if tool_retries < 0:
@@ -132,10 +142,13 @@ class AgentConfig:
         self.declared = list(declared)
         self.store = store if store is not None else open_store(None)
         self.load_mode: LoadMode = load_mode
+        self.max_loaded = max_loaded
         self.max_steps = max_steps
         self.catalog_format: CatalogFormat = catalog_format
         self.catalog_budget = catalog_budget
+        self.catalog_placement: CatalogPlacement = catalog_placement
         self.placement: Placement = placement
+        self.tool_style: ToolStyle = tool_style
         self.enforce_allowed_tools = enforce_allowed_tools
         self.retry = retry or RetryPolicy()
         self.trace = trace
@@ -148,15 +161,36 @@ class AgentConfig:
         self.warnings = check_names(self.tools, self.activations)
 
     def system_prompt(self) -> str:
-        """The system prompt: instructions, catalog, guidance (stable bytes)."""
+        """The system prompt: instructions, catalog, guidance (stable bytes).
+
+        With ``catalog_placement="reminder"`` the catalog is left out (see
+        :meth:`catalog_reminder`)."""
+        catalog = self._catalog()
+        if not catalog:
+            return self.instructions if self.instructions.strip() else ""
+        if self.catalog_placement == "reminder":
+            catalog = ""
+        parts = [self.instructions.strip(), catalog, guidance(self.tool_style)]
+        return "\n\n".join(p for p in parts if p.strip())
+
+    def catalog_reminder(self) -> str | None:
+        """The ``<system-reminder>`` user message carrying the catalog, when
+        ``catalog_placement`` is ``reminder`` and a skill is visible; else None."""
+        if self.catalog_placement != "reminder":
+            return None
+        catalog = self._catalog()
+        return render_system_reminder(f"{_REMINDER_LEAD}\n\n{catalog}") if catalog else None
+
+    def _catalog(self) -> str:
+        """The catalog of the skills the model may load; empty when there are none."""
         skills = [s for s in self.repo.skills if s.model_invocable and self._sees(s)]
-        catalog = render_catalog(
+        if not skills:
+            return ""
+        return render_catalog(
             [CatalogEntry.of(s) for s in skills],
             format=self.catalog_format,
             budget_chars=self.catalog_budget,
         )
-        parts = [self.instructions.strip(), catalog, GUIDANCE] if skills else [self.instructions]
-        return "\n\n".join(p for p in parts if p.strip())
 
     def _sees(self, skill: Skill) -> bool:
         return self.visible is None or self.visible(skill)

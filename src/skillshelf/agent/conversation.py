@@ -37,6 +37,7 @@ from skillshelf.agent.results import (
     ToolRecord,
     ToolSink,
 )
+from skillshelf.agent.tool_style import canonical_call, styled_definitions
 from skillshelf.agent.trace import Trace, digest, span
 from skillshelf.core.search import closest_names
 from skillshelf.core.session import SessionState, call_signature, grade_failure
@@ -138,6 +139,7 @@ class Conversation:
             session_id=session_id,
             agent=agent.name,
             load_mode=agent.load_mode,
+            max_loaded=agent.max_loaded,
             visible=agent.visible,
             workspace=agent.workspace,
             executor=agent.executor,
@@ -237,8 +239,10 @@ class Conversation:
         run.offered = {t.name: t for t in offered}
         defs = self._skill_defs() + [t.definition() for t in offered]
         system = {"role": "system", "content": self.agent.system_prompt()}
+        reminder = self.agent.catalog_reminder()
+        head = [system] if reminder is None else [system, {"role": "user", "content": reminder}]
         messages = materialize(
-            [system, *self.messages], self.model_tools, placement=self.agent.placement
+            [*head, *self.messages], self.model_tools, placement=self.agent.placement
         )
         if run.empty:
             messages.append({"role": "user", "content": NUDGE})
@@ -294,11 +298,12 @@ class Conversation:
         from skillshelf.tools.spec import tool_definitions
 
         names = [s.name for s in self.model_tools.visible_skills() if s.model_invocable]
-        return tool_definitions(
+        definitions = tool_definitions(
             skill_names=names,
             tools=self.model_tools.tool_names,
             enum_limit=self.model_tools.enum_limit,
         )
+        return styled_definitions(definitions, self.agent.tool_style)
 
     def _offered_tools(self) -> list[Tool]:
         state = self.model_tools.state()
@@ -449,6 +454,7 @@ class Conversation:
     def _stop_repeats(self, response: ModelResponse, run: _Run) -> None:
         # Checked before the reply enters the history, so the history stays valid to resend.
         for call in response.tool_calls:
+            call = canonical_call(call, self.agent.tool_style)
             if call_signature(call.name, call.arguments) in run.fatal:
                 raise RepeatedToolFailureError(
                     f"The model repeated the call {call.name}({clip(call.arguments)}) after it "
@@ -469,14 +475,20 @@ class Conversation:
         for record in records:
             assert record is not None
             self._finish(record, run)  # in call order, whatever order they finished in
-            self.messages.append(
-                {"role": "tool", "tool_call_id": record.call_id, "content": record.content}
-            )
+            message: dict[str, Any] = {
+                "role": "tool",
+                "tool_call_id": record.call_id,
+                "content": record.content,
+            }
+            if record.status != "ok":
+                message["is_error"] = True  # Anthropic's tool_result flag; others drop it
+            self.messages.append(message)
 
     async def _one_call(
         self, call: Any, run: _Run, state: SessionState, history: set[str]
     ) -> ToolRecord:
         started = time.perf_counter()
+        call = canonical_call(call, self.agent.tool_style)  # records speak the contract
         signature = call_signature(call.name, call.arguments)
         retry_count = state.failures.get(signature, 0)
         name = self._tool_name(call.name, run)

@@ -18,6 +18,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from skillshelf.agent.tool_style import LOAD_TOOL_NAMES
 from skillshelf.core.render import (
     LOADED_CONTEXT_HEADER,
     SkillSnapshot,
@@ -122,7 +123,7 @@ def _skill_load_calls(messages: Sequence[Message]) -> dict[str, str]:
     for message in messages:
         for call in message.get("tool_calls") or ():
             function = call.get("function") or {}
-            if function.get("name") != "skill_load":
+            if function.get("name") not in LOAD_TOOL_NAMES:
                 continue
             parsed = toolspec.parse_arguments("skill_load", function.get("arguments") or "{}")
             name = "?" if isinstance(parsed, toolspec.ArgumentProblem) else parsed.args.skill  # type: ignore[attr-defined]

@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import json
+import os
 import sys
 from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
@@ -19,6 +20,7 @@ import click
 from skillshelf.cli.errors import EXIT_FAILED as EXIT_FAILED
 
 if TYPE_CHECKING:
+    from skillshelf.exec.runner import Executor
     from skillshelf.repository import Repository
 
 
@@ -207,3 +209,118 @@ def table(headers: list[str], rows: list[list[str]]) -> None:
     else:
         for row in rows:
             click.echo("\t".join(row))
+
+
+# -- running scripts: serve --exec, chat --exec, eval --exec, exec ---------------------------
+
+SANDBOXES: tuple[str, ...] = ("auto", "bwrap", "local", "docker")
+
+
+def sandbox_option(*, default: str | None, help: str) -> Callable[[F], F]:
+    """``--sandbox``: which executor runs commands (one definition for every command)."""
+    return click.option(
+        "--sandbox",
+        type=click.Choice(SANDBOXES),
+        default=default,
+        show_default=default is not None,
+        help=help,
+    )
+
+
+def docker_options(func: F) -> F:
+    """``--image`` and ``--runtime``: the container executor's settings (``--sandbox docker``)."""
+    options = [
+        click.option(
+            "--image",
+            default=None,
+            metavar="IMAGE",
+            help="--sandbox docker: the image commands run in; it must hold the programs the "
+            "skills need (default: python:3.12-slim-bookworm).",
+        ),
+        click.option(
+            "--runtime",
+            default=None,
+            metavar="NAME",
+            help="--sandbox docker: the engine's OCI runtime, e.g. runsc (gVisor).",
+        ),
+    ]
+    for option in reversed(options):
+        func = option(func)
+    return func
+
+
+def ro_path_option(*, help: str) -> Callable[[F], F]:
+    """``--ro-path``: host paths a sandbox shows read-only (``ExecPolicy.extra_ro_paths``)."""
+    return click.option("--ro-path", "ro_paths", multiple=True, metavar="PATH", help=help)
+
+
+def exec_options(func: F) -> F:
+    """``--exec``, ``--sandbox``, ``--image``/``--runtime`` and ``--ro-path``: offer
+    ``workspace_exec`` and choose what runs it."""
+    func = ro_path_option(
+        help="--exec: also show host PATH read-only at the same path in the sandbox (e.g. a "
+        "runtime the skills need); repeatable."
+    )(func)
+    func = docker_options(func)
+    func = sandbox_option(
+        default=None,
+        help="Executor for --exec (default auto: bwrap where it works, else local; docker = a "
+        "container, see --image, --runtime).",
+    )(func)
+    return click.option(
+        "--exec",
+        "enable_exec",
+        is_flag=True,
+        help="Offer workspace_exec (per-session workspaces).",
+    )(func)
+
+
+def checked_ro_paths(ro_paths: tuple[str, ...]) -> tuple[str, ...]:
+    """``--ro-path`` values, each checked to exist (click.UsageError otherwise)."""
+    for path in ro_paths:
+        if not os.path.exists(path):
+            raise click.UsageError(f"--ro-path {path}: no such file or folder")
+    return ro_paths
+
+
+def open_executor(
+    enable_exec: bool,
+    sandbox: str | None,
+    *,
+    image: str | None = None,
+    runtime: str | None = None,
+    ro_paths: tuple[str, ...] = (),
+) -> Executor | None:
+    """The executor ``--exec``/``--sandbox`` ask for (None without ``--exec``); a warning on
+    stderr when ``auto`` falls back to the local executor.
+
+    Raises:
+        click.UsageError: ``--sandbox``, ``--image``, ``--runtime`` or ``--ro-path`` without
+            ``--exec``, or a sandbox that does not work.
+    """
+    if not enable_exec:
+        if sandbox is not None or image is not None or runtime is not None or ro_paths:
+            raise click.UsageError(
+                "--sandbox, --image, --runtime and --ro-path only apply with --exec"
+            )
+        return None
+    from skillshelf.exec.runner import SandboxUnavailableError
+
+    checked_ro_paths(ro_paths)
+    try:
+        return choose_executor(sandbox or "auto", image=image, runtime=runtime)
+    except SandboxUnavailableError as exc:
+        raise click.UsageError(f"--exec: {exc}") from None
+
+
+def choose_executor(sandbox: str, *, image: str | None, runtime: str | None) -> Executor:
+    """The executor ``--sandbox`` names, a fallback warning printed (SandboxUnavailableError
+    and misused options propagate: exit 1 and 2)."""
+    from skillshelf.exec.executors import select_executor
+
+    if sandbox != "docker" and (image is not None or runtime is not None):
+        raise click.UsageError("--image and --runtime apply to --sandbox docker only")
+    executor, warning = select_executor(sandbox, image=image, runtime=runtime)  # type: ignore[arg-type]
+    if warning:
+        click.echo(f"warning: {warning}", err=True)
+    return executor

@@ -21,12 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from skillshelf.agent.results import (
-    DEFAULT_INSTRUCTIONS,
-    DEFAULT_MAX_STEPS,
-    DEFAULT_TOOL_RETRIES,
-    DEFAULT_TOOL_TIMEOUT_S,
-)
+from skillshelf.cli._agent import agent_options, agent_settings
 from skillshelf.cli._common import fail, model_options, repo_from, root_options
 from skillshelf.errors import MissingExtraError, SkillshelfError
 
@@ -65,34 +60,7 @@ _EXIT_WORDS = frozenset({"/exit", "/quit"})
     help="Start a fresh conversation: clear the stored message history of --session "
     "(its skill state is kept). Needs --session and --store.",
 )
-@click.option(
-    "--instructions",
-    default=DEFAULT_INSTRUCTIONS,
-    show_default=True,
-    help="Your part of the system prompt; the skills catalog and tool guidance follow it.",
-)
-@click.option(
-    "--max-steps",
-    type=click.IntRange(1),
-    default=DEFAULT_MAX_STEPS,
-    show_default=True,
-    help="Model requests per message before giving up on an answer.",
-)
-@click.option(
-    "--tool-timeout",
-    "tool_timeout_s",
-    type=click.FloatRange(0, min_open=True),
-    default=DEFAULT_TOOL_TIMEOUT_S,
-    show_default=True,
-    help="Seconds a user tool's call may take before the model is told it timed out.",
-)
-@click.option(
-    "--tool-retries",
-    type=click.IntRange(0),
-    default=DEFAULT_TOOL_RETRIES,
-    show_default=True,
-    help="Identical failing calls of a user tool the model may retry before it is told to stop.",
-)
+@agent_options
 @click.option("--no-stream", is_flag=True, help="Wait for whole replies instead of streaming.")
 @click.option(
     "--watch",
@@ -109,10 +77,6 @@ def chat(
     trace_path: str | None,
     session_id: str | None,
     store_url: str | None,
-    instructions: str,
-    max_steps: int,
-    tool_timeout_s: float,
-    tool_retries: int,
     no_stream: bool,
     watch: bool,
     start_new: bool,
@@ -120,8 +84,9 @@ def chat(
 ) -> None:
     """Chat with a model that can load and use the skills.
 
-    With --watch, a skill edited into an invalid state keeps its last good version (with a
-    warning on stderr) until the error is fixed.
+    With --exec the model can run the skills' scripts (workspace_exec) in a per-session
+    workspace, isolated by --sandbox. With --watch, a skill edited into an invalid state
+    keeps its last good version (with a warning on stderr) until the error is fixed.
     """
     if watch:
         _require_watchfiles()
@@ -138,23 +103,15 @@ def chat(
     store = open_store(store_url)
     trace = Trace(trace_path) if trace_path else None
     try:
-        agent = Agent(
-            model,
-            repo,
-            instructions=instructions,
-            store=store,
-            max_steps=max_steps,
-            trace=trace,
-            tool_timeout_s=tool_timeout_s,
-            tool_retries=tool_retries,
-        )
-        conversation = _open_conversation(agent, session_id, persist=persist, new=start_new)
-        with _watching(repo, enabled=watch):
-            if message is not None:
-                if not _turn(conversation, message):
-                    raise SystemExit(1)
-            else:
-                _interactive(conversation)
+        with agent_settings(kwargs) as settings:
+            agent = Agent(model, repo, store=store, trace=trace, **settings)
+            conversation = _open_conversation(agent, session_id, persist=persist, new=start_new)
+            with _watching(repo, enabled=watch):
+                if message is not None:
+                    if not _turn(conversation, message):
+                        raise SystemExit(1)
+                else:
+                    _interactive(conversation)
     finally:
         if trace is not None:
             trace.close()

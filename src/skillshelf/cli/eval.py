@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any, Final, NoReturn
 
 import click
 
-from skillshelf.agent.results import DEFAULT_MAX_STEPS
+from skillshelf.cli._agent import agent_options, agent_settings
 from skillshelf.cli._common import (
     emit_json,
     fail,
@@ -27,12 +27,15 @@ from skillshelf.cli._common import (
 )
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from skillshelf.evals.cases import EvalCase
     from skillshelf.evals.compare import Previous
     from skillshelf.evals.report import EvalReport
     from skillshelf.evals.runner import RunOutcome
     from skillshelf.models import Model
     from skillshelf.repository import Repository
+    from skillshelf.skills.skill import Skill
 
 __all__ = ["eval_"]
 
@@ -63,13 +66,6 @@ def _usage_fail(message: str) -> NoReturn:
     help="Runs in flight at once.",
 )
 @click.option(
-    "--max-steps",
-    type=click.IntRange(1),
-    default=DEFAULT_MAX_STEPS,
-    show_default=True,
-    help="Model requests per run before the run counts as errored.",
-)
-@click.option(
     "--out",
     "out_dir",
     type=click.Path(file_okay=False, path_type=Path),
@@ -97,6 +93,7 @@ def _usage_fail(message: str) -> NoReturn:
     metavar="Y",
     help="Exit 1 when the share of null-case runs that loaded a skill is above Y (0-1).",
 )
+@agent_options
 def eval_(
     cases_path: Path,
     model_spec: str,
@@ -104,7 +101,6 @@ def eval_(
     api_key_env: str | None,
     runs: int,
     concurrency: int,
-    max_steps: int,
     out_dir: Path | None,
     as_json: bool,
     baseline_path: Path | None,
@@ -115,10 +111,12 @@ def eval_(
     """Measure whether the model loads the right skill for each case in CASES.
 
     CASES is a JSON list (or {"cases": [...]}), a YAML file or JSONL of {"query",
-    "expected_skill" (a name, or null: load none), "expected_docs", "expected_params",
-    "note", "id"}. Each case runs through the agent loop with the full catalog; the report
-    gives per-skill precision, recall and F1, the false-trigger rate, a confusion matrix,
-    parameter accuracy, steps and tokens.
+    "expected_skill" (a name, or null: load none), "expected_docs", "expected_params"
+    ({tool: {argument: value}}, any tool), "tools" (the case's own user tools), "note",
+    "id"}, or of the simple shape {"user", "tool", "expected_params": {argument: value}}.
+    Each case runs through the agent loop (configured by the agent options, as in chat) with
+    the full catalog; the report gives per-skill precision, recall and F1, the false-trigger
+    rate, a confusion matrix, parameter accuracy, steps and tokens.
 
     Exit codes: 0 done; 1 a --min-recall/--max-false-trigger threshold failed, every run
     failed (the eval stops once its first 5 runs fail before any succeeds: a server that is
@@ -129,38 +127,52 @@ def eval_(
     from skillshelf.evals.compare import BaselineError, Previous
 
     repo = repo_from(kwargs)
-    try:
-        cases = load_cases(cases_path)
-        check_cases(cases, _loadable(repo))
-        previous = Previous.load(baseline_path) if baseline_path is not None else None
-    except (CasesError, BaselineError) as exc:
-        _usage_fail(str(exc))
-    _check_threshold_inputs(cases, min_recall, max_false_trigger)
-    model = _model(model_spec, base_url, api_key_env)
-    traces = _prepare(out_dir)
-    outcomes = _run(cases, repo, model, runs, concurrency, max_steps, traces, as_json)
+    with agent_settings(kwargs) as settings:
+        try:
+            cases = load_cases(cases_path)
+            offered = [tool.name for tool in settings["tools"]]
+            check_cases(
+                cases,
+                _loadable(repo, settings["visible"]),
+                tools=offered,
+                exec_enabled="workspace" in settings,
+            )
+            previous = Previous.load(baseline_path) if baseline_path is not None else None
+        except (CasesError, BaselineError) as exc:
+            _usage_fail(str(exc))
+        _check_threshold_inputs(cases, min_recall, max_false_trigger)
+        model = _model(model_spec, base_url, api_key_env)
+        traces = _prepare(out_dir)
+        outcomes = _run(cases, repo, model, runs, concurrency, settings, traces, as_json)
     meta = {
         "cases_file": str(cases_path),
         "created_at": datetime.now(UTC).isoformat(timespec="seconds"),
-        "max_steps": max_steps,
+        "max_steps": settings["max_steps"],
     }
     report = _finish(cases, outcomes, model.name, runs, meta, previous, out_dir, as_json)
     _exit_status(report, min_recall, max_false_trigger)
 
 
-def _loadable(repo: Repository) -> dict[str, Path | None]:
-    return {s.name: (Path(s.directory) if s.model_invocable else None) for s in repo.skills}
+def _loadable(repo: Repository, visible: Callable[[Skill], bool] | None) -> dict[str, Path | None]:
+    """The skills the model sees (``--only``), each with its folder when it may load it."""
+    return {
+        s.name: (Path(s.directory) if s.model_invocable else None)
+        for s in repo.skills
+        if visible is None or visible(s)
+    }
 
 
 def _check_threshold_inputs(
     cases: list[EvalCase], min_recall: float | None, max_false_trigger: float | None
 ) -> None:
-    if max_false_trigger is not None and all(c.expected_skill for c in cases):
+    if max_false_trigger is not None and not any(
+        c.expected_skill is None and c.scores_trigger for c in cases
+    ):
         _usage_fail(
             "--max-false-trigger needs at least one case with expected_skill: null "
             "(a query that must load no skill)"
         )
-    if min_recall is not None and not any(c.expected_skill for c in cases):
+    if min_recall is not None and not any(c.expected_skill and c.scores_trigger for c in cases):
         _usage_fail("--min-recall needs at least one case that expects a skill")
 
 
@@ -187,7 +199,7 @@ def _run(
     model: Model,
     runs: int,
     concurrency: int,
-    max_steps: int,
+    settings: dict[str, Any],
     traces: Path | None,
     as_json: bool,
 ) -> list[RunOutcome]:
@@ -205,9 +217,9 @@ def _run(
                 model,
                 runs=runs,
                 concurrency=concurrency,
-                max_steps=max_steps,
                 trace_dir=traces,
                 on_run=advance,
+                agent_options=settings,
             )
         )
 

@@ -12,7 +12,16 @@ from typing import Any, Final
 
 import click
 
-from skillshelf.cli._common import emit_json, fail, repo_from, root_options
+from skillshelf.cli._common import (
+    choose_executor,
+    docker_options,
+    emit_json,
+    fail,
+    repo_from,
+    ro_path_option,
+    root_options,
+    sandbox_option,
+)
 
 __all__ = ["exec_"]
 
@@ -23,13 +32,12 @@ EXIT_TIMEOUT: Final = 124  # what coreutils' timeout(1) returns
 @root_options
 @click.argument("name")
 @click.argument("command", nargs=-1, required=True)
-@click.option(
-    "--sandbox",
-    type=click.Choice(["auto", "bwrap", "local", "docker"]),
+@sandbox_option(
     default="auto",
-    show_default=True,
-    help="Executor: auto = bwrap where it works, else local (not isolated).",
+    help="Executor: auto = bwrap where it works, else local (not isolated); docker = a "
+    "container (see --image, --runtime).",
 )
+@docker_options
 @click.option("--timeout", "timeout_s", type=click.FloatRange(min=0, min_open=True), default=60.0)
 @click.option("--collect", multiple=True, metavar="GLOB", help="Output files to report.")
 @click.option(
@@ -40,6 +48,10 @@ EXIT_TIMEOUT: Final = 124  # what coreutils' timeout(1) returns
     help="Copy FILE into the workspace's inputs/.",
 )
 @click.option("--allow-network", is_flag=True, help="Give the command network access.")
+@ro_path_option(
+    help="Also show host PATH read-only at the same path in the sandbox (e.g. a runtime the "
+    "skill needs); repeatable."
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
 @click.option(
     "--workspace",
@@ -51,27 +63,28 @@ def exec_(
     name: str,
     command: tuple[str, ...],
     sandbox: str,
+    image: str | None,
+    runtime: str | None,
     timeout_s: float,
     collect: tuple[str, ...],
     inputs: tuple[Path, ...],
     allow_network: bool,
+    ro_paths: tuple[str, ...],
     as_json: bool,
     workspace_dir: Path | None,
     **kwargs: Any,
 ) -> None:
     """Run COMMAND in NAME's workspace copy (put it after --)."""
-    from skillshelf.exec.runner import ExecutorName, select_executor
     from skillshelf.exec.workspace import ExecPolicy, WorkspaceManager, execute
 
     repo = repo_from(kwargs)
     skill = repo.get(name)  # SkillNotFoundError names the closest skills; exit 1
-    chosen: ExecutorName = sandbox  # type: ignore[assignment]  # click.Choice checked it
-    executor, warning = select_executor(chosen)
-    if warning:
-        click.echo(f"warning: {warning}", err=True)
+    executor = choose_executor(sandbox, image=image, runtime=runtime)
     manager = WorkspaceManager(workspace_dir, retention="keep" if workspace_dir else "delete")
     session = f"cli-{id(manager)}"
-    policy = ExecPolicy(allow_network=allow_network, max_timeout_s=timeout_s)
+    policy = ExecPolicy(
+        allow_network=allow_network, max_timeout_s=timeout_s, extra_ro_paths=ro_paths
+    )
     try:
         workspace = manager.open(session)
         for source in inputs:

@@ -9,16 +9,13 @@ import signal
 import sys
 import tempfile
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Final
+from typing import Any, Final
 
 import click
 
-from skillshelf.cli._common import repo_from, root_options
-from skillshelf.exec.workspace import MAX_LIVE_WORKSPACES, WORKSPACE_IDLE_TTL_S
+from skillshelf.cli._common import exec_options, open_executor, repo_from, root_options
+from skillshelf.exec.workspace import MAX_LIVE_WORKSPACES, WORKSPACE_IDLE_TTL_S, ExecPolicy
 from skillshelf.stores import STATE_TTL_S
-
-if TYPE_CHECKING:
-    from skillshelf.exec.runner import Executor
 
 __all__ = ["serve"]
 
@@ -43,15 +40,7 @@ logger = logging.getLogger(__name__)
     help="Port to bind (http); 0 picks a free one.",
 )
 @click.option("--watch", is_flag=True, help="Re-scan when files under the roots change.")
-@click.option(
-    "--exec", "enable_exec", is_flag=True, help="Offer workspace_exec (per-session workspaces)."
-)
-@click.option(
-    "--sandbox",
-    type=click.Choice(["auto", "bwrap", "local", "docker"]),
-    default=None,
-    help="Executor for --exec (default auto: bwrap where it works, else local).",
-)
+@exec_options
 @click.option(
     "--store",
     "store_url",
@@ -92,7 +81,7 @@ logger = logging.getLogger(__name__)
 @click.option(
     "--load-mode",
     type=click.Choice(["once", "turn", "session"]),
-    default="session",
+    default="turn",
     show_default=True,
     help="How long skill_load keeps a skill loaded in a session.",
 )
@@ -118,6 +107,9 @@ def serve(
     watch: bool,
     enable_exec: bool,
     sandbox: str | None,
+    image: str | None,
+    runtime: str | None,
+    ro_paths: tuple[str, ...],
     store_url: str | None,
     token_env: str | None,
     handle_secret_env: str | None,
@@ -137,9 +129,8 @@ def serve(
     # Before anything slow: a SIGHUP now would otherwise kill the server with its default
     # action; the re-scan handler replaces this once serving starts.
     signal.signal(signal.SIGHUP, signal.SIG_IGN)
-    if sandbox is not None and not enable_exec:
-        raise click.UsageError("--sandbox only applies with --exec")
-    executor = _executor(sandbox or "auto") if enable_exec else None
+    executor = open_executor(enable_exec, sandbox, image=image, runtime=runtime, ro_paths=ro_paths)
+    exec_policy = ExecPolicy(extra_ro_paths=ro_paths) if ro_paths else None
     import anyio
 
     from skillshelf.exec.workspace import WorkspaceManager
@@ -179,6 +170,7 @@ def serve(
         enable_exec=enable_exec,
         executor=executor,
         workspaces=workspaces,
+        exec_policy=exec_policy,
         handle_secret=secret,
     )
 
@@ -242,18 +234,6 @@ def _stop(signum: int, _frame: object) -> None:
     # Raised in the main thread, where the event loop runs: uvicorn handles these signals
     # itself while it serves and re-raises them after its graceful shutdown, which lands here.
     raise _Stopped(signum)
-
-
-def _executor(sandbox: str) -> Executor:
-    from skillshelf.exec.runner import SandboxUnavailableError, select_executor
-
-    try:
-        executor, warning = select_executor(sandbox)  # type: ignore[arg-type]
-    except SandboxUnavailableError as exc:
-        raise click.UsageError(f"--exec: {exc}") from None
-    if warning:
-        click.echo(f"warning: {warning}", err=True)
-    return executor
 
 
 def _token(var: str | None) -> str | None:

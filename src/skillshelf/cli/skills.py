@@ -66,7 +66,13 @@ def _diag_line(diag: Diagnostic) -> str:
 @click.command(name="list")
 @root_options
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
-@click.option("--all", "show_all", is_flag=True, help="Also list skipped and shadowed skills.")
+@click.option(
+    "--all",
+    "show_all",
+    is_flag=True,
+    help="Also list shadowed skills and skipped candidates (invalid SKILL.md files, a SKILL.MD "
+    "in the wrong case, dangling links, SKILL.md files nested in a skill), each with why.",
+)
 def list_(as_json: bool, show_all: bool, **kwargs: Any) -> None:
     """List the skills a model would see, sorted by name."""
     repo = repo_from(kwargs)
@@ -106,6 +112,18 @@ def list_(as_json: bool, show_all: bool, **kwargs: Any) -> None:
                 "diagnostics": [d.to_dict() for d in sk.diagnostics],
             }
             for sk in repo.skipped
+        ]
+        rows += [
+            {
+                "name": None,
+                "status": "skipped",
+                "held": False,
+                "reason": ig.reason,
+                "path": ig.path,
+                "root": ig.root,
+                "diagnostics": [ig.diagnostic().to_dict()],
+            }
+            for ig in [*repo.ignored, *repo.nested()]
         ]
     if as_json:
         emit_json(rows)
@@ -280,7 +298,7 @@ def search(query: str, limit: int, as_json: bool, **kwargs: Any) -> None:
 @click.option(
     "--load-mode",
     type=click.Choice(["once", "turn", "session"]),
-    default="session",
+    default="turn",
     show_default=True,
     help="How long skill_load keeps a skill loaded.",
 )

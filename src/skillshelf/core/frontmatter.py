@@ -20,6 +20,7 @@ Two splitting rules exist:
 
 from __future__ import annotations
 
+import json
 import re
 from dataclasses import dataclass, field
 from typing import Final, Literal
@@ -83,6 +84,8 @@ class Frontmatter:
         lines: 1-based line of each top-level key in the file.
         text: The frontmatter YAML exactly as written (between the fences).
         duplicate_keys: Keys given more than once (lenient mode keeps the last value).
+        requoted: Keys whose plain value held ``": "`` and was read quoted (lenient mode's
+            quote fallback), as ``(key, line)``.
     """
 
     data: dict[str, YamlValue]
@@ -90,6 +93,7 @@ class Frontmatter:
     lines: dict[str, int] = field(default_factory=dict)
     text: str = ""
     duplicate_keys: tuple[str, ...] = ()
+    requoted: tuple[tuple[str, int], ...] = ()
 
 
 def decode_skill_md(raw: bytes, *, mode: Mode = "lenient") -> tuple[str, FrontmatterError | None]:
@@ -145,7 +149,53 @@ def parse_frontmatter(text: str, *, mode: Mode = "lenient") -> Frontmatter:
         data, key_rows = fast
         lines = {k: row + first_line for k, row in key_rows.items()}
         return Frontmatter(data=data, body=body, lines=lines, text=fm_text)
-    return _parse_yaml(fm_text, body, first_line=first_line, strict=mode == "strict")
+    if mode == "strict":
+        return _parse_yaml(fm_text, body, first_line=first_line, strict=True)
+    try:
+        return _parse_yaml(fm_text, body, first_line=first_line, strict=False)
+    except FrontmatterError as exc:
+        if exc.code != "frontmatter.yaml":
+            raise
+        return _quote_fallback(fm_text, body, first_line, exc)
+
+
+# A `key: value` line whose plain value holds ": " (`description: Automate X: manage …`): YAML
+# reads a second mapping there and fails. Not a value that starts as a quoted, flow or block
+# scalar, an alias, anchor or tag: those mean something else.
+_COLON_VALUE: Final = re.compile(
+    r"^(?P<lead>[ ]*(?:- )?[\w.-]+:[ ]+)(?P<value>[^\s'\"\[{|>&*!%@`#][^\n]*?: [^\n]*?)[ ]*$"
+)
+
+
+def _quote_fallback(
+    fm_text: str, body: str, first_line: int, error: FrontmatterError
+) -> Frontmatter:
+    """Re-read frontmatter that failed with every plain value holding ``": "`` quoted.
+
+    The Agent Skills client guide recommends this fallback for the commonest authoring slip
+    (an unquoted colon in a description); lenient mode only. Raises the original error when
+    nothing was quoted or the quoted text still does not load.
+    """
+    lines = fm_text.split("\n")
+    requoted: list[tuple[str, int]] = []
+    for row, line in enumerate(lines):
+        match = _COLON_VALUE.match(line)
+        if match is None:
+            continue
+        value = match.group("value").split(" #", 1)[0].rstrip()
+        # JSON's string syntax is YAML's double-quoted one: every character is kept as is.
+        lines[row] = match.group("lead") + json.dumps(value, ensure_ascii=False)
+        key = match.group("lead").strip().removeprefix("- ").rstrip(":").strip()
+        requoted.append((key, row + first_line))
+    if not requoted:
+        raise error
+    try:
+        fm = _parse_yaml("\n".join(lines), body, first_line=first_line, strict=False)
+    except FrontmatterError:
+        raise error from None
+    fm.text = fm_text
+    fm.requoted = tuple(requoted)
+    return fm
 
 
 def _split_strict(text: str) -> tuple[str, str]:

@@ -204,6 +204,13 @@ def build_manifest(
     name = _check_name(data, dir_name, out)
     description = _check_description(data, out)
     compatibility = _check_compatibility(data, out)
+    for key, line in fm.requoted:
+        message = (
+            f"The value of {clip(key, 64, quoted=True)} holds an unquoted ': ', which is not "
+            "valid YAML; it was read as if quoted. Quote it: strict mode and other tools "
+            "refuse it"
+        )
+        out.items.append(Diagnostic("frontmatter.requoted", "warning", message, key, path, line))
     for key in fm.duplicate_keys:
         out.add(
             "frontmatter.duplicate_key",

@@ -4,8 +4,9 @@ Three positions, three rules:
 
 - An XML attribute or element of a catalog (:func:`escape_xml`): full XML escaping.
 - Free text inside the ``<skill_content>``, ``<skill_resources>`` and ``<skill_doc>`` elements
-  (:func:`neutralize_tags`): bodies and documents are Markdown a model must read as written,
-  so only something that would open or close one of those elements is defused.
+  and a ``<system-reminder>`` message (:func:`neutralize_tags`): bodies and documents are
+  Markdown a model must read as written, so only something that would open or close one of
+  those elements is defused.
 - One-line values such as a path or a name (:func:`one_line`): a line break or other control
   character would start a line the value does not own, so it is shown as an escape.
 
@@ -22,7 +23,9 @@ from typing import Final
 __all__ = ["escape_xml", "neutralize_tags", "one_line"]
 
 # Case and spaces are ignored: a model would read `< /Skill_Doc >` as a closing tag too.
-_OUR_TAG: Final = re.compile(r"<(?=\s*/?\s*skill_(?:content|resources|doc)\b)", re.IGNORECASE)
+_OUR_TAG: Final = re.compile(
+    r"<(?=\s*/?\s*(?:skill_(?:content|resources|doc)|system-reminder)\b)", re.IGNORECASE
+)
 _CONTROL_ESCAPES: Final = {
     **{code: f"\\x{code:02x}" for code in (*range(0x20), 0x7F, 0x85)},
     ord("\t"): "\\t",
@@ -42,7 +45,7 @@ def escape_xml(text: str) -> str:
 
 
 def neutralize_tags(text: str) -> str:
-    """Defuse what would open or close one of the skill elements; keep everything else."""
+    """Defuse what would open or close one of our elements; keep everything else."""
     return _OUR_TAG.sub("&lt;", text) if "<" in text else text
 
 

@@ -26,6 +26,7 @@ __all__ = [
     "render_loaded_context",
     "render_release_note",
     "render_skill_load",
+    "render_system_reminder",
 ]
 
 LOADED_CONTEXT_HEADER: Final = "Loaded skill context:"
@@ -160,6 +161,12 @@ def render_release_note(name: str, reason: ReleaseReason) -> str:
             "Load it again if needed.]"
         )
     assert_never(reason)
+
+
+def render_system_reminder(text: str) -> str:
+    """``text`` (e.g. the skills catalog) as a ``<system-reminder>`` user message, the way
+    Claude Code delivers context outside the system prompt; nothing in ``text`` can close it."""
+    return f"<system-reminder>\n{neutralize_tags(text)}\n</system-reminder>"
 
 
 def _attribute(value: str) -> str:

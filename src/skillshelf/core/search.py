@@ -1,13 +1,15 @@
 """Rank skills against a free-text query, and suggest names for typos.
 
-A skill's best tier adds a constant no BM25 score can bridge; BM25 orders skills within a tier:
+Text in any script is split by :func:`skillshelf.core.words.split_words` (CJK runs as
+overlapping bigrams). A skill's best tier adds a constant no BM25F score can bridge; BM25F
+orders skills within a tier:
 
 1. ``"exact name"``: the query is the name (case, spaces, ``_`` and ``-`` are ignored).
 2. ``"trigger phrase"``: the query is, or contains as whole words, one of the skill's triggers.
 3. ``"name contains"``: the name contains the query, or the query contains the name's words.
-4. ``"tag"`` / ``"description"``: a tag equals a query word (or the whole query), or the
-   description contains the whole query as a phrase (case-insensitive, whole words).
-5. ``"bm25"``: BM25 over name (x3), triggers (x2), tags (x2) and description (x1) tokens.
+4. ``"description"``: the description contains the whole query as a phrase (whole words).
+5. ``"bm25"``: BM25F over name (x3), triggers (x2), description (x1) and tags (x1, each token
+   once), saturated once per word, so neither a tag nor a repeated word outweighs relevance.
 
 Equal scores are ordered by name, whatever the input order.
 """
@@ -19,32 +21,37 @@ import difflib
 import functools
 import heapq
 import math
-import re
 from collections import Counter, defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass
 from itertools import accumulate, compress, filterfalse, repeat
 from typing import Protocol
 
+from skillshelf.core.words import split_words
 from skillshelf.errors import UsageError
 
 __all__ = ["SearchHit", "SearchIndex", "Searchable", "closest_names"]
 
-_K1 = 1.5
-_B = 0.75
-_NAME_WEIGHT, _TRIGGER_WEIGHT, _TAG_WEIGHT = 3, 2, 2  # descriptions weigh 1
+_K1 = 1.2
+# BM25F field weights (descriptions weigh 1) and length normalisation per field. A tag counts
+# once per skill however often tags repeat it, and weighs no more than a description word: one
+# generic tag ("Writing") cannot outrank a description about the task.
+_NAME_WEIGHT, _TRIGGER_WEIGHT, _TAG_WEIGHT = 3.0, 2.0, 1.0
+_NAME_B, _TRIGGER_B, _DESCRIPTION_B = 0.5, 0.5, 0.75
 # Long queries (a pasted paragraph) cost time but add no ranking signal past this many words.
 _MAX_QUERY_WORDS = 64
-# BM25 per query term is below idf * (k1 + 1) (< 60 even for a billion skills), times at most
+# CJK text has no spaces to cut at: a pasted page is one "word" until it is split. No query
+# needs more characters than this for 64 words, so longer ones are cut before splitting.
+_MAX_QUERY_CHARS = 4096
+# BM25 per query term is below idf * (k1 + 1) (< 50 even for a billion skills), times at most
 # 64 terms: a tier step of a million can never be bridged by BM25.
 _TIER_STEP = 1_000_000.0
 
 # closest_names: difflib ratio plus a bonus, kept when at least _MIN_SIMILARITY.
 _PREFIX_BONUS, _SUBSTRING_BONUS, _MIN_SIMILARITY = 0.3, 0.2, 0.6
 
-_WORD = re.compile(r"[^\W_]+")
-_ASCII_SEPARATORS = str.maketrans({chr(c): " " for c in range(128) if not chr(c).isalnum()})
-_EDGE_PUNCTUATION = re.compile(r"^[\W_]+|[\W_]+$")
+# Joins a description's words so a phrase check is one substring search on whole words.
+_SEP = "\x1f"
 _STOP_WORDS = frozenset(
     (  # noqa: SIM905 - a long word list reads best as one string
         "a an and are as at be by can do does for from how i in into is it me my of on or "
@@ -60,16 +67,32 @@ class SearchHit:
 
     Attributes:
         name: The skill's name.
-        score: Tier constant plus BM25; only meaningful relative to other hits of one search.
+        score: Tier constant plus BM25F; only meaningful relative to other hits of one search.
         description: The full description (callers truncate for display).
         reason: Why it matched: ``"exact name"``, ``"trigger phrase"``, ``"name contains"``,
-            ``"tag"``, ``"description"`` or ``"bm25"``.
+            ``"description"`` or ``"bm25"``.
     """
 
     name: str
     score: float
     description: str
     reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class _Fields:
+    """A skill's BM25F tokens: counts per text field, and its set of tag tokens."""
+
+    name: Counter[str]
+    triggers: Counter[str]
+    description: Counter[str]
+    tags: set[str]
+
+    def tokens(self) -> set[str]:
+        return self.tags.union(self.name, self.triggers, self.description)
+
+
+_NO_TOKENS: Counter[str] = Counter()  # shared, never modified: most skills declare no triggers
 
 
 class Searchable(Protocol):
@@ -83,13 +106,6 @@ class Searchable(Protocol):
     def triggers(self) -> tuple[str, ...]: ...
     @property
     def tags(self) -> tuple[str, ...]: ...
-
-
-def _words(text: str) -> list[str]:
-    """Case-folded words; ``-``, ``_`` and every non-word character separate them."""
-    if text.isascii():  # same result as the regex, three times faster
-        return text.lower().translate(_ASCII_SEPARATORS).split()
-    return _WORD.findall(text.casefold())
 
 
 @functools.lru_cache(maxsize=65_536)
@@ -127,41 +143,42 @@ class SearchIndex:
         self._items = sorted(items, key=lambda i: (i.name, i.description, i.triggers, i.tags))
         self._by_name: dict[str, list[int]] = defaultdict(list)
         self._by_trigger: dict[str, list[int]] = defaultdict(list)
-        self._by_tag: dict[str, list[int]] = defaultdict(list)
         self._description_index: dict[str, list[int]] = defaultdict(list)
-        # Case-folded, whitespace collapsed, for phrase checks.
-        self._descriptions = [" ".join(i.description.casefold().split()) for i in self._items]
+        # Each description's words joined by _SEP, for whole-word phrase checks in any script.
+        self._descriptions: list[str] = []
         self._name_keys: list[str] = []
-        weighted = [self._index_item(doc, item) for doc, item in enumerate(self._items)]
-        for table in (self._by_name, self._by_trigger, self._by_tag):
+        fields = [self._index_item(doc, item) for doc, item in enumerate(self._items)]
+        for table in (self._by_name, self._by_trigger):
             table.pop("", None)  # all punctuation or stop words: matches nothing
         self._name_spans = {key.count("-") + 1 for key in self._by_name}
         self._trigger_spans = {key.count("-") + 1 for key in self._by_trigger}
         # One string of all names, so "name contains" is a C-speed str.find, not a Python loop.
         self._joined_names = "\n".join(self._name_keys)
         self._name_starts = list(accumulate((len(k) + 1 for k in self._name_keys), initial=0))
-        self._postings = _bm25_postings(weighted)
+        self._postings = _bm25f_postings(fields)
 
-    def _index_item(self, doc: int, item: Searchable) -> Counter[str]:
-        """Index ``item``'s exact-match keys; return its weighted BM25 term counts."""
-        name_words = _words(item.name)
+    def _index_item(self, doc: int, item: Searchable) -> _Fields:
+        """Index ``item``'s exact-match keys; return its BM25F term counts per field."""
+        name_words = split_words(item.name)
         self._name_keys.append("-".join(name_words))
         self._by_name[self._name_keys[-1]].append(doc)
-        description_words = _words(item.description)
+        description_words = split_words(item.description)
+        self._descriptions.append(_SEP + _SEP.join(description_words) + _SEP)
         for word in set(description_words):
             self._description_index[word].append(doc)
-        # A token repeated `weight` times counts `weight` times: Counter does the weighting.
-        tokens = _stems(description_words) + _stems(name_words) * _NAME_WEIGHT
+        triggers: list[str] = []
         for trigger in item.triggers:
-            trigger_words = _words(trigger)
+            trigger_words = split_words(trigger)
             if trigger_tokens := _stems(trigger_words):  # "how to" alone would match anything
                 self._by_trigger["-".join(trigger_words)].append(doc)
-                tokens += trigger_tokens * _TRIGGER_WEIGHT
-        for tag in item.tags:
-            tag_tokens = _stems(_words(tag))
-            self._by_tag[" ".join(tag_tokens)].append(doc)
-            tokens += tag_tokens * _TAG_WEIGHT
-        return Counter(tokens)
+                triggers += trigger_tokens
+        tags = {token for tag in item.tags for token in _stems(split_words(tag))}
+        return _Fields(
+            Counter(_stems(name_words)),
+            Counter(triggers) if triggers else _NO_TOKENS,
+            Counter(_stems(description_words)),
+            tags,
+        )
 
     def __len__(self) -> int:
         return len(self._items)
@@ -170,15 +187,16 @@ class SearchIndex:
         """Rank the indexed skills against ``query``, best first.
 
         Only skills that match somehow are returned; an empty or whitespace query matches none.
-        Queries longer than 64 words are cut to their first 64.
+        Queries longer than 64 words (a CJK bigram counts as a word) are cut to their
+        first 64.
 
         Raises:
             UsageError: ``limit`` is below 1.
         """
         if limit < 1:
             raise UsageError(f"limit must be at least 1, got {limit}")
-        query = " ".join(query.split()[:_MAX_QUERY_WORDS])
-        words = _words(query)[:_MAX_QUERY_WORDS]
+        query = " ".join(query.split()[:_MAX_QUERY_WORDS])[:_MAX_QUERY_CHARS]
+        words = split_words(query)[:_MAX_QUERY_WORDS]
         tokens = list(dict.fromkeys(_stems(words)))
         scores = self._bm25(tokens)
         reasons: dict[int, str] = {}
@@ -186,8 +204,7 @@ class SearchIndex:
             (self._by_name.get("-".join(words), ()), 4, "exact name"),
             (_window_matches(words, self._by_trigger, self._trigger_spans), 3, "trigger phrase"),
             (self._name_contains(words), 2, "name contains"),
-            (self._tag_matches(query, tokens), 1, "tag"),
-            (self._description_phrase(query, words, tokens), 1, "description"),
+            (self._description_phrase(words, tokens), 1, "description"),
         ):
             # Each doc keeps its first (strongest) tier. map/zip: no Python-level loop.
             fresh = set(docs).difference(reasons)
@@ -235,30 +252,16 @@ class SearchIndex:
             position = self._joined_names.find(key, self._name_starts[doc + 1])
         return found
 
-    def _tag_matches(self, query: str, tokens: list[str]) -> set[int]:
-        keys = {" ".join(_stems(_words(part))) for part in query.split()}
-        keys.update(tokens)
-        keys.add(" ".join(tokens))
-        found: set[int] = set()
-        for key in keys:
-            found.update(self._by_tag.get(key, ()))
-        return found
-
-    def _description_phrase(self, query: str, words: list[str], tokens: list[str]) -> list[int]:
+    def _description_phrase(self, words: list[str], tokens: list[str]) -> list[int]:
         if not tokens:  # only stop words: a phrase like "how to" is no evidence
             return []
         # A description holding the phrase holds each of its words: intersect their doc lists.
         lists = sorted((self._description_index.get(word, []) for word in set(words)), key=len)
-        phrase = _EDGE_PUNCTUATION.sub("", query.casefold())  # "merge pdfs?" -> "merge pdfs"
-        if len(lists) == 1 and words == [phrase]:
+        if len(words) == 1:
             return lists[0]
-        pattern = re.compile(r"(?<![^\W_])" + re.escape(phrase) + r"(?![^\W_])")
+        phrase = _SEP + _SEP.join(words) + _SEP
         texts = self._descriptions
-        return [
-            doc
-            for doc in set(lists[0]).intersection(*lists[1:])
-            if phrase in texts[doc] and pattern.search(texts[doc])
-        ]
+        return [doc for doc in set(lists[0]).intersection(*lists[1:]) if phrase in texts[doc]]
 
 
 def _window_matches(words: list[str], table: dict[str, list[int]], spans: set[int]) -> set[int]:
@@ -279,24 +282,51 @@ def _best(scores: dict[int, float], limit: int) -> list[int]:
     return sorted(chosen, key=lambda doc: (-scores[doc], doc))[:limit]
 
 
-def _bm25_postings(docs: list[Counter[str]]) -> dict[str, dict[int, float]]:
-    """Token -> {doc: BM25 term score}; the corpus never changes, so the scores are final."""
-    lengths = [sum(terms.values()) for terms in docs]
-    average = max(sum(lengths) / len(docs), 1.0) if docs else 1.0
+def _bm25f_postings(docs: list[_Fields]) -> dict[str, dict[int, float]]:
+    """Token -> {doc: BM25F term score}; the corpus never changes, so the scores are final.
+
+    BM25F (Robertson, Zaragoza & Taylor 2004): each field's term count is length-normalised
+    against that field's average length and weighted, the weighted sum is saturated once by
+    ``k1`` — so a word repeated across fields or stuffed into a description gains little —
+    and multiplied by the word's idf over skills.
+    """
+    count = len(docs)
+    lengths = [(d.name.total(), d.triggers.total(), d.description.total()) for d in docs]
+    # Average over the skills that have the field: triggers are rare, and an average diluted
+    # by empty fields would read every declared trigger list as unusually long.
+    averages = [_average_length(column) for column in zip(*lengths, strict=True)] or [1.0] * 3
     frequency: Counter[str] = Counter()
-    for terms in docs:
-        frequency.update(terms.keys())
+    for fields in docs:
+        frequency.update(fields.tokens())
     # idf * (k1 + 1), the per-token factor of every term score.
     scale = {
-        token: math.log(1.0 + (len(docs) - count + 0.5) / (count + 0.5)) * (_K1 + 1.0)
-        for token, count in frequency.items()
+        token: math.log(1.0 + (count - seen + 0.5) / (seen + 0.5)) * (_K1 + 1.0)
+        for token, seen in frequency.items()
     }
     postings: dict[str, dict[int, float]] = {token: {} for token in frequency}
-    for doc, terms in enumerate(docs):
-        norm = _K1 * (1.0 - _B + _B * lengths[doc] / average)
-        for token, tf in terms.items():
-            postings[token][doc] = scale[token] * tf / (tf + norm)
+    for doc, (fields, (name_len, trigger_len, description_len)) in enumerate(
+        zip(docs, lengths, strict=True)
+    ):
+        norm = 1.0 / (1.0 - _DESCRIPTION_B + _DESCRIPTION_B * description_len / averages[2])
+        # Most tokens are description words: start from them, add the other fields' few.
+        weighted = {token: tf * norm for token, tf in fields.description.items()}
+        for terms, weight, b, length, average in (
+            (fields.name, _NAME_WEIGHT, _NAME_B, name_len, averages[0]),
+            (fields.triggers, _TRIGGER_WEIGHT, _TRIGGER_B, trigger_len, averages[1]),
+        ):
+            norm = weight / (1.0 - b + b * length / average)
+            for token, tf in terms.items():
+                weighted[token] = weighted.get(token, 0.0) + tf * norm
+        for token in fields.tags:
+            weighted[token] = weighted.get(token, 0.0) + _TAG_WEIGHT
+        for token, pseudo_tf in weighted.items():
+            postings[token][doc] = scale[token] * pseudo_tf / (pseudo_tf + _K1)
     return postings
+
+
+def _average_length(lengths: Iterable[int]) -> float:
+    present = [length for length in lengths if length]
+    return max(sum(present) / len(present), 1.0) if present else 1.0
 
 
 def closest_names(name: str, names: Iterable[str], *, limit: int = 3) -> list[str]:

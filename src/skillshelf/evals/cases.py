@@ -1,11 +1,21 @@
 """Eval cases: a cases file (JSON, YAML or JSONL) parsed once into :class:`EvalCase` values.
 
-A case is ``{"query", "expected_skill", "expected_docs"?, "expected_params"?, "note"?,
-"id"?}``. ``expected_skill`` is required: a skill name, or ``null`` for a query that must load
-no skill. ``expected_docs`` are paths relative to the expected skill's folder that the model
-should request or read; ``expected_params`` is ``{tool: {argument: value}}`` that one of the
-model's calls of that tool must match. A case without an ``id`` gets ``case-NNN`` (its
-position). Unknown keys are errors (a misspelt ``expected_docs`` would otherwise be ignored).
+A case is ``{"query", "expected_skill", "expected_docs"?, "expected_params"?, "tools"?,
+"note"?, "id"?}``. ``expected_skill`` is required: a skill name, or ``null`` for a query that
+must load no skill. ``expected_docs`` are paths relative to the expected skill's folder that the
+model should request or read; ``expected_params`` is ``{tool: {argument: value}}`` that one of
+the model's calls of that tool must match — any tool the agent offers: the skill tools,
+``workspace_exec`` (with ``--exec``) and user tools. ``tools`` offers the case's own user
+tools: ``"package.module:name"`` (a Tool, a list of Tools or a typed function) or a stub
+``{"name", "description"?, "parameters"? (JSON Schema), "result"?}`` answering every call with
+``result``.
+
+The simple shape ``{"user", "tool", "expected_params": {argument: value}}`` (flat, for that one
+tool) is accepted too; there ``expected_skill`` may be left out, and then which skill the model
+loads is not scored (the case measures the call alone).
+
+A case without an ``id`` gets ``case-NNN`` (its position). Unknown keys are errors (a
+misspelt ``expected_docs`` would otherwise be ignored).
 
 Every problem in a file is reported at once, each with where it is (case number, and the line
 where the format gives one) and the field.
@@ -28,6 +38,7 @@ from skillshelf.errors import FileAccessError, SkillshelfError, unknown_skill_me
 from skillshelf.tools.spec import ALL_TOOLS
 
 __all__ = [
+    "UNSCORED",
     "CaseProblem",
     "CasesError",
     "CasesFormat",
@@ -46,6 +57,19 @@ _SUFFIXES: Final[dict[str, CasesFormat]] = {
     ".yml": "yaml",
 }
 _ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}")  # it names trace files
+_TOOL_NAME = re.compile(r"[A-Za-z0-9_-]{1,64}")  # what providers accept as a tool name
+_TOOL_SPEC = re.compile(r"[A-Za-z_][\w.]*:[A-Za-z_]\w*")
+UNSCORED: Final = "*"  # expected_skill of a simple-shape case that does not name one
+
+
+@dataclass(frozen=True, slots=True)
+class StubTool:
+    """A user tool a case offers without code: checked arguments, a canned result."""
+
+    name: str
+    description: str
+    parameters: Mapping[str, Any]
+    result: Any
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,7 +82,10 @@ class EvalCase:
         expected_skill: The skill the model should load, None when it should load none.
         expected_docs: Normalised paths, relative to the expected skill's folder.
         expected_params: ``{tool: {argument: value}}`` to match against the model's calls.
+        tools: User tools the case offers: ``package.module:name`` specs and stubs.
         note: Free text for people.
+        scores_trigger: Whether the skill the model loads is scored (False for a
+            simple-shape case without ``expected_skill``; ``expected_skill`` is then None).
     """
 
     id: str
@@ -66,7 +93,14 @@ class EvalCase:
     expected_skill: str | None
     expected_docs: tuple[str, ...] = ()
     expected_params: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+    tools: tuple[str | StubTool, ...] = ()
     note: str | None = None
+    scores_trigger: bool = True
+
+    @property
+    def tool_names(self) -> frozenset[str]:
+        """Names of the case's stub tools (imported ones are named by their code)."""
+        return frozenset(t.name for t in self.tools if isinstance(t, StubTool))
 
     @property
     def has_param_expectations(self) -> bool:
@@ -104,6 +138,41 @@ class CasesError(SkillshelfError):
         super().__init__("\n".join(lines))
 
 
+class _StubIn(BaseModel):
+    """A stub tool as a case writes it."""
+
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+    name: str
+    description: str = ""
+    parameters: dict[str, Any] = {}
+    result: Any = "ok"
+
+    @field_validator("name")
+    @classmethod
+    def _name_is_a_tool_name(cls, value: str) -> str:
+        if not _TOOL_NAME.fullmatch(value):
+            raise ValueError("must be 1-64 letters, digits, '_' or '-'")
+        return value
+
+
+def _tool_item(number: int, item: Any) -> str | _StubIn:
+    """One entry of a case's ``tools``: a module path, or a stub mapping."""
+    if isinstance(item, str):
+        if not _TOOL_SPEC.fullmatch(item):
+            raise ValueError(f"tool {number}: {item!r} is not of the form package.module:name")
+        return item
+    if not isinstance(item, dict):
+        raise ValueError(f"tool {number}: give package.module:name or a stub mapping")
+    try:
+        return _StubIn.model_validate(item)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(part) for part in first["loc"]) or "stub"
+        message = str(first["msg"]).removeprefix("Value error, ")
+        raise ValueError(f"tool {number}, {where}: {message}") from None
+
+
 class _CaseIn(BaseModel):
     """The accepted shape of one case, before ids are assigned."""
 
@@ -113,8 +182,14 @@ class _CaseIn(BaseModel):
     expected_skill: str | None
     expected_docs: list[str] = []
     expected_params: dict[str, dict[str, Any]] = {}
+    tools: list[Any] = []
     note: str | None = None
     id: str | None = None
+
+    @field_validator("tools")
+    @classmethod
+    def _tool_specs(cls, value: list[Any]) -> list[str | _StubIn]:
+        return [_tool_item(number, item) for number, item in enumerate(value, start=1)]
 
     @field_validator("query")
     @classmethod
@@ -254,26 +329,53 @@ def _yaml_lines(node: Any, count: int) -> list[int | None]:
     return [None] * count
 
 
+def _simple_shape(raw: dict[str, Any]) -> dict[str, Any]:
+    """``{"user", "tool", "expected_params": {argument: value}}`` → the full shape."""
+    if "user" not in raw and "tool" not in raw:
+        return raw
+    out = dict(raw)
+    if "user" in out:
+        out.setdefault("query", out.pop("user"))
+    tool = out.pop("tool", None)
+    if tool is not None:
+        params = out.get("expected_params", {})
+        out["expected_params"] = {tool: params} if isinstance(tool, str) else params
+        out.setdefault("expected_skill", UNSCORED)
+    return out
+
+
 def _validate(raw: Any, index: int, where: str, problems: list[CaseProblem]) -> EvalCase | None:
     if not isinstance(raw, dict):
         problems.append(CaseProblem(where, None, "a case must be an object (a mapping)"))
         return None
+    if not isinstance(raw.get("tool", ""), str):
+        problems.append(CaseProblem(where, "tool", "must be the name of one tool"))
+        return None
+    raw = _simple_shape(raw)
     try:
         parsed = _CaseIn.model_validate(raw)
     except ValidationError as exc:
         problems.extend(_problem(where, error) for error in exc.errors())
         return None
-    if parsed.expected_skill is None and parsed.expected_docs:
+    scores_trigger = parsed.expected_skill != UNSCORED
+    expected_skill = parsed.expected_skill if scores_trigger else None
+    if expected_skill is None and parsed.expected_docs:
         message = "needs an expected_skill: the docs are paths inside that skill"
         problems.append(CaseProblem(where, "expected_docs", message))
         return None
+    tools = tuple(
+        t if isinstance(t, str) else StubTool(t.name, t.description, t.parameters, t.result)
+        for t in parsed.tools
+    )
     return EvalCase(
         id=parsed.id or f"case-{index + 1:03d}",
         query=parsed.query,
-        expected_skill=parsed.expected_skill,
+        expected_skill=expected_skill,
         expected_docs=tuple(parsed.expected_docs),
         expected_params=parsed.expected_params,
+        tools=tools,
         note=parsed.note,
+        scores_trigger=scores_trigger,
     )
 
 
@@ -284,8 +386,8 @@ def _problem(where: str, error: Any) -> CaseProblem:
         message = "missing: give the skill's name, or null for a query that must load no skill"
     elif kind == "extra_forbidden":
         message = (
-            "unknown key; a case has query, expected_skill, expected_docs, expected_params, "
-            "note and id"
+            "unknown key; a case has query (or user), expected_skill, expected_docs, "
+            "expected_params, tool, tools, note and id"
         )
     else:
         message = str(error["msg"]).removeprefix("Value error, ")
@@ -295,31 +397,63 @@ def _problem(where: str, error: Any) -> CaseProblem:
 # -- checks against the skills --------------------------------------------------------------
 
 
-def check_cases(cases: Iterable[EvalCase], skills: Mapping[str, Path | None]) -> None:
-    """Check cases against the skills the model can load.
+def check_cases(
+    cases: Iterable[EvalCase],
+    skills: Mapping[str, Path | None],
+    *,
+    tools: Iterable[str] = (),
+    exec_enabled: bool | None = None,
+) -> None:
+    """Check cases against the skills the model can load and the tools it is offered.
 
     Args:
         cases: Validated cases.
         skills: Every visible skill's name → its folder, or None when the model may not
             load it (``disable-model-invocation``).
+        tools: Names of the user tools every run offers.
+        exec_enabled: Whether ``workspace_exec`` is offered (None: not checked).
 
     Raises:
         CasesError: An unknown or model-invisible expected skill (with the closest names),
-            an expected doc that is not a file of the skill, an unknown tool in
-            ``expected_params``.
+            an expected doc that is not a file of the skill, a tool spec that cannot be
+            imported, an unknown tool in ``expected_params``, ``workspace_exec`` expected
+            while it is not offered.
     """
     problems: list[CaseProblem] = []
     loadable = [name for name, folder in skills.items() if folder is not None]
+    offered = set(tools)
     for number, case in enumerate(cases, start=1):
         where = f"case {number} ({case.id})"
         problems.extend(_skill_problems(case, where, skills, loadable))
+        names, tool_problems = _case_tool_names(case, where)
+        problems.extend(tool_problems)
+        known = [*ALL_TOOLS, *sorted(offered | names)]
         for tool in case.expected_params:
-            if tool not in ALL_TOOLS:
-                hint = _did_you_mean(tool, ALL_TOOLS)
+            if tool == "workspace_exec" and exec_enabled is False:
+                message = "workspace_exec is offered only with --exec"
+                problems.append(CaseProblem(where, f"expected_params.{tool}", message))
+            elif tool not in known:
+                hint = _did_you_mean(tool, known)
                 message = f"unknown tool {tool!r}{hint}"
                 problems.append(CaseProblem(where, f"expected_params.{tool}", message))
     if problems:
         raise CasesError("cases", problems)
+
+
+def _case_tool_names(case: EvalCase, where: str) -> tuple[set[str], list[CaseProblem]]:
+    """The names of the tools a case offers; importing its specs finds the broken ones."""
+    from skillshelf.errors import UsageError
+    from skillshelf.tools.imported import import_tools
+
+    names = set(case.tool_names)
+    problems = []
+    for spec in case.tools:
+        if isinstance(spec, str):
+            try:
+                names.update(t.name for t in import_tools(spec))
+            except UsageError as exc:
+                problems.append(CaseProblem(where, "tools", str(exc)))
+    return names, problems
 
 
 def _skill_problems(

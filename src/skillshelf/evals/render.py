@@ -124,7 +124,7 @@ def _cases(report: EvalReport) -> Section:
     rows = tuple(
         (
             c.case.id,
-            c.case.expected_skill or NONE_LABEL,
+            (c.case.expected_skill or NONE_LABEL) if c.case.scores_trigger else "(not scored)",
             _predictions(c.predicted),
             DASH if c.params_ok is None else f"{c.params_ok}/{c.scored}",
             f"{c.passed}/{c.scored}",

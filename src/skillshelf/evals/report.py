@@ -25,7 +25,9 @@ and listed, and enter no metric):
   enough) and, for each tool in ``expected_params``, at least one call of it has every expected
   argument with an equal value (mappings match as subsets).
 * A run **passes** when its prediction is the expected skill (a null case: nothing loaded) and
-  its parameters match (when the case has expectations). A case is ``pass`` when all its
+  its parameters match (when the case has expectations). A simple-shape case without
+  ``expected_skill`` scores only its parameters: it enters no trigger metric (per-skill
+  scores, false-trigger rate, confusion matrix). A case is ``pass`` when all its
   scored runs pass, ``fail`` when none does, ``flaky`` in between, ``error`` when no run
   scored.
 * **average steps** (model requests) and **tokens** per scored run; tokens average over the
@@ -163,6 +165,7 @@ class CaseResult:
             "id": self.case.id,
             "query": self.case.query,
             "expected_skill": self.case.expected_skill,
+            "scores_trigger": self.case.scores_trigger,
             "expected_docs": list(self.case.expected_docs),
             "expected_params": {k: dict(v) for k, v in self.case.expected_params.items()},
             "note": self.case.note,
@@ -283,6 +286,8 @@ def _subset(expected: Mapping[str, Any], actual: Mapping[str, Any]) -> bool:
 
 
 def _trigger_ok(case: EvalCase, outcome: RunOutcome) -> bool:
+    if not case.scores_trigger:
+        return True
     if case.expected_skill is None:
         return not outcome.loaded
     return outcome.predicted == case.expected_skill
@@ -319,13 +324,14 @@ def build_report(
     for outcome in outcomes:
         by_case[outcome.case_id].append(outcome)
     pairs = [(c, o) for c in cases for o in by_case[c.id] if o.error is None]
-    skills = _skill_scores(pairs)
+    triggers = [(c, o) for c, o in pairs if c.scores_trigger]
+    skills = _skill_scores(triggers)
     return EvalReport(
         model=model,
         runs_per_case=runs_per_case,
         summary=_summary(pairs, skills, len(outcomes)),
         skills=skills,
-        confusion=_confusion(cases, pairs),
+        confusion=_confusion([c for c in cases if c.scores_trigger], triggers),
         cases=tuple(_case_result(c, by_case[c.id]) for c in cases),
         outcomes=outcomes,
         meta=dict(meta or {}),
@@ -374,7 +380,7 @@ def _skill_scores(pairs: Sequence[tuple[EvalCase, RunOutcome]]) -> tuple[SkillSc
 def _summary(
     pairs: Sequence[tuple[EvalCase, RunOutcome]], skills: Sequence[SkillScore], runs: int
 ) -> Summary:
-    null_runs = [o for c, o in pairs if c.expected_skill is None]
+    null_runs = [o for c, o in pairs if c.expected_skill is None and c.scores_trigger]
     param_runs = [params_match(c, o) for c, o in pairs if c.has_param_expectations]
     reported = [o.usage for _, o in pairs if o.usage is not None]
     return Summary(

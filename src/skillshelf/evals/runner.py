@@ -1,8 +1,9 @@
 """Running eval cases through the real agent loop, and what each run did.
 
 Every run is a fresh :class:`~skillshelf.agent.loop.Agent` (own in-memory session store, so runs
-never see each other's loads) with the full catalog and the default load mode, sending the
-case's query as the only user message. What the run did is read from its decision trace (the
+never see each other's loads) with the full catalog and the caller's agent options (the
+defaults unless given), plus the user tools the case offers, sending the case's query as the
+only user message. What the run did is read from its decision trace (the
 same records ``--out`` saves): each model step, each tool call with its step, validated
 arguments and graded status, and the tokens each reply reported.
 
@@ -33,6 +34,7 @@ if TYPE_CHECKING:
     from skillshelf.agent.results import RetryPolicy
     from skillshelf.evals.cases import EvalCase
     from skillshelf.repository import Repository
+    from skillshelf.tools.user_tools import Tool
 
 __all__ = [
     "DEFAULT_ABORT_AFTER",
@@ -40,6 +42,7 @@ __all__ = [
     "EvalAbortedError",
     "RunOutcome",
     "ToolUse",
+    "case_tools",
     "outcome_from_records",
     "run_cases",
 ]
@@ -235,6 +238,7 @@ async def run_cases(
     on_run: Callable[[RunOutcome], None] | None = None,
     abort_after: int | None = DEFAULT_ABORT_AFTER,
     retry: RetryPolicy | None = None,
+    agent_options: Mapping[str, Any] | None = None,
 ) -> list[RunOutcome]:
     """Run every case ``runs`` times, at most ``concurrency`` runs at once.
 
@@ -249,6 +253,9 @@ async def run_cases(
         on_run: Called after each run (for a progress bar).
         abort_after: Stop when this many runs have failed before any succeeded (None: never).
         retry: Retries of failed model requests within a run (default: the agent's).
+        agent_options: More :class:`~skillshelf.agent.loop.Agent` keyword arguments for every
+            run (``skillshelf eval``'s agent flags); ``store`` and ``trace`` are the run's own.
+            A workspace manager here is shared: each run has its own session in it.
 
     Returns:
         The outcomes, by case then run number, whatever order they finished in.
@@ -273,7 +280,9 @@ async def run_cases(
             if group.cancel_scope.cancel_called:
                 return
             try:
-                outcome = await _run_one(case, run, repo, model, max_steps, trace_dir, retry)
+                outcome = await _run_one(
+                    case, run, repo, model, trace_dir, _options(max_steps, retry, agent_options)
+                )
             except ModelAuthError as exc:
                 auth.append(exc)
                 group.cancel_scope.cancel()
@@ -299,14 +308,42 @@ async def run_cases(
     return [outcomes[key] for key in sorted(outcomes)]
 
 
+def _options(
+    max_steps: int | None, retry: RetryPolicy | None, extra: Mapping[str, Any] | None
+) -> dict[str, Any]:
+    options: dict[str, Any] = {"instructions": DEFAULT_INSTRUCTIONS, **(extra or {})}
+    if max_steps is not None or "max_steps" not in options:
+        options["max_steps"] = max_steps or DEFAULT_MAX_STEPS
+    if retry is not None:
+        options["retry"] = retry
+    return options
+
+
+def case_tools(case: EvalCase) -> list[Tool]:
+    """The user tools ``case`` offers, imported or stubbed.
+
+    Raises:
+        UsageError: A tool spec that cannot be imported.
+    """
+    from skillshelf.evals.cases import StubTool
+    from skillshelf.tools.imported import import_tools, stub_tool
+
+    tools: list[Tool] = []
+    for spec in case.tools:
+        if isinstance(spec, StubTool):
+            tools.append(stub_tool(spec.name, spec.description, spec.parameters, spec.result))
+        else:
+            tools.extend(import_tools(spec))
+    return tools
+
+
 async def _run_one(
     case: EvalCase,
     run: int,
     repo: Repository,
     model: Model,
-    max_steps: int | None,
     trace_dir: Path | None,
-    retry: RetryPolicy | None,
+    options: Mapping[str, Any],
 ) -> RunOutcome:
     from skillshelf.agent.loop import Agent
 
@@ -315,14 +352,8 @@ async def _run_one(
     error: str | None = None
     try:
         trace.record("eval", case=case.id, run=run, expected_skill=case.expected_skill)
-        agent = Agent(
-            model,
-            repo,
-            instructions=DEFAULT_INSTRUCTIONS,
-            max_steps=max_steps or DEFAULT_MAX_STEPS,
-            trace=trace,
-            retry=retry,
-        )
+        tools = [*options.get("tools", ()), *case_tools(case)]
+        agent = Agent(model, repo, **{**options, "tools": tools, "trace": trace})
         await agent.run(case.query, session_id=f"eval-{case.id}-run{run}")
     except ModelAuthError:
         raise

@@ -7,9 +7,10 @@ into bounded buffers (head and tail kept), and kill the whole process tree on ti
 SIGTERM, then SIGKILL after :data:`KILL_GRACE_S`.
 
 ``local`` isolates nothing but the environment (an allowlist), resources (rlimits) and the
-process group. ``bwrap`` runs the command in bubblewrap: a read-only minimal root, the
-workspace bound read-write at :data:`SANDBOX_ROOT`, new namespaces (no network unless asked),
-and, when skillshelf runs as root, an unprivileged uid/gid (:data:`SANDBOX_UID`).
+process group. ``bwrap`` runs the command in bubblewrap: a read-only minimal root (what it
+holds is :mod:`skillshelf.exec.bwrap_profile`), the workspace bound read-write at
+:data:`SANDBOX_ROOT`, new namespaces (no network unless asked), and, when skillshelf runs as
+root, an unprivileged uid/gid (:data:`SANDBOX_UID`).
 """
 
 from __future__ import annotations
@@ -23,7 +24,6 @@ import shutil
 import signal
 import stat
 import subprocess
-import sys
 import tempfile
 import time
 from collections.abc import Mapping, Sequence
@@ -32,6 +32,7 @@ from pathlib import Path, PurePosixPath
 from typing import IO, Final, Literal, Protocol
 
 from skillshelf.errors import SkillshelfError
+from skillshelf.exec import bwrap_profile
 
 __all__ = [
     "BwrapExecutor",
@@ -43,7 +44,6 @@ __all__ = [
     "RunSpec",
     "SandboxUnavailableError",
     "bwrap_available",
-    "select_executor",
 ]
 
 ExecutorName = Literal["auto", "bwrap", "local", "docker"]
@@ -58,12 +58,9 @@ POLL_S: Final = 0.05
 PROBE_TIMEOUT_S: Final = 10.0
 SANDBOX_ROOT: Final = PurePosixPath("/workspace")
 SANDBOX_UID: Final = 65534  # "nobody" on Debian and most distributions
-SANDBOX_PATH: Final = "/usr/local/bin:/usr/bin:/bin"
+SANDBOX_PATH: Final = bwrap_profile.SANDBOX_PATH
 _READ_CHUNK: Final = 64 * 1024
 _SETPRIV: Final = "/usr/bin/setpriv"
-_SYSTEM_RO: Final = ("/usr", "/etc/ssl", "/etc/ca-certificates", "/etc/alternatives")
-_SYSTEM_FILES: Final = ("/etc/ld.so.cache", "/etc/localtime", "/etc/mime.types")
-_USR_LINKS: Final = ("bin", "sbin", "lib", "lib32", "lib64", "libx32")
 _DIR_OPEN: Final = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW
 # O_NONBLOCK: opening a FIFO planted in the workspace must not block the harness.
 _FILE_OPEN: Final = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK
@@ -123,6 +120,8 @@ class RunSpec:
             when this is true; ``local`` never restricts it).
         limits: Resource limits.
         output_cap: Bytes kept per stream (head and tail halves).
+        ro_paths: Host paths (absolute) a sandbox shows read-only at the same path, on top of
+            its own set (``local`` shows everything anyway).
     """
 
     argv: Sequence[str]
@@ -134,6 +133,7 @@ class RunSpec:
     network: bool = False
     limits: Limits = Limits()
     output_cap: int = DEFAULT_OUTPUT_CAP
+    ro_paths: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -220,28 +220,56 @@ class BwrapExecutor:
         return str(SANDBOX_ROOT / path.relative_to(spec_root))
 
     def run(self, spec: RunSpec) -> RunOutput:
-        """Run ``spec.argv`` inside a fresh sandbox."""
+        """Run ``spec.argv`` inside a fresh sandbox.
+
+        Raises:
+            FileNotFoundError: A path of ``spec.ro_paths`` does not exist.
+        """
         as_root = os.geteuid() == 0
         if as_root:
             _chown_tree(spec.root, SANDBOX_UID)
-        argv = [*self.command(spec, as_root=as_root), "--", *_drop(as_root), *spec.argv]
-        # The environment reaches the command through bwrap's own environment, never its
-        # argument vector: /proc/PID/cmdline (what `ps` shows) is readable by every local user.
-        return _supervise(argv, spec, env=self.environment(spec), cwd=spec.root)
+        shim = bwrap_profile.python_shim()
+        read_fd: int | None = None
+        if shim is not None:
+            # bwrap copies the shim from this pipe into the sandbox; it fits the pipe's buffer.
+            read_fd, write_fd = os.pipe()
+            os.write(write_fd, shim)
+            os.close(write_fd)
+        try:
+            options = self.command(spec, as_root=as_root, shim_fd=read_fd)
+            argv = [*options, "--", *_drop(as_root), *spec.argv]
+            # The environment reaches the command through bwrap's own environment, never its
+            # argument vector: /proc/PID/cmdline (what `ps` shows) is readable by every user.
+            fds = () if read_fd is None else (read_fd,)
+            return _supervise(argv, spec, env=self.environment(spec), cwd=spec.root, pass_fds=fds)
+        finally:
+            if read_fd is not None:
+                os.close(read_fd)
 
     def environment(self, spec: RunSpec) -> dict[str, str]:
         """The command's whole environment (bwrap passes its own environment on)."""
         return {
-            "PATH": _sandbox_path(),
+            "PATH": bwrap_profile.sandbox_path(),
             "HOME": str(SANDBOX_ROOT),
+            "TMPDIR": "/tmp",
             "LANG": "C.UTF-8",
             "TERM": "dumb",
             **spec.env,
         }
 
-    def command(self, spec: RunSpec, *, as_root: bool) -> list[str]:
-        """The bwrap options (everything before ``--``) for ``spec``."""
-        args = [self.bwrap, *_root_filesystem()]
+    def command(self, spec: RunSpec, *, as_root: bool, shim_fd: int | None = None) -> list[str]:
+        """The bwrap options (everything before ``--``) for ``spec``.
+
+        Raises:
+            FileNotFoundError: A path of ``spec.ro_paths`` does not exist.
+        """
+        args = [self.bwrap]
+        args += bwrap_profile.filesystem_args(
+            network=spec.network,
+            extra=spec.ro_paths,
+            shim_fd=shim_fd,
+            tmp_size=bwrap_supports(self.bwrap, "--size"),
+        )
         args += ["--bind", str(spec.root), str(SANDBOX_ROOT)]
         args += ["--chdir", self.visible(spec.root, spec.cwd)]
         args += _namespaces(as_root=as_root, network=spec.network)
@@ -275,26 +303,15 @@ def _drop(as_root: bool) -> list[str]:
 
 
 @functools.cache
-def _root_filesystem() -> tuple[str, ...]:
-    args = ["--ro-bind", "/usr", "/usr"]
-    for name in _USR_LINKS:
-        if Path("/usr", name).exists() and Path("/", name).is_symlink():
-            args += ["--symlink", f"usr/{name}", f"/{name}"]
-        elif Path("/", name).is_dir():
-            args += ["--ro-bind", f"/{name}", f"/{name}"]
-    for path in (*_SYSTEM_RO, *_SYSTEM_FILES):
-        if Path(path).exists():
-            args += ["--ro-bind", path, path]
-    prefix = Path(sys.base_prefix).resolve()
-    if not prefix.is_relative_to("/usr"):
-        args += ["--ro-bind", str(prefix), str(prefix)]
-    args += ["--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp"]
-    return tuple(args)
-
-
-def _sandbox_path() -> str:
-    prefix_bin = Path(sys.base_prefix).resolve() / "bin"
-    return SANDBOX_PATH if prefix_bin.is_relative_to("/usr") else f"{prefix_bin}:{SANDBOX_PATH}"
+def bwrap_supports(bwrap: str, option: str) -> bool:
+    """Whether this bwrap binary lists ``option`` in its ``--help``."""
+    try:
+        shown = subprocess.run(
+            [bwrap, "--help"], capture_output=True, timeout=PROBE_TIMEOUT_S, check=False
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+    return option.encode() in shown.stdout + shown.stderr
 
 
 def _chown_tree(root: Path, uid: int) -> None:
@@ -366,25 +383,6 @@ def bwrap_available() -> str | None:
     return None
 
 
-def select_executor(name: ExecutorName) -> tuple[Executor, str | None]:
-    """The executor for ``name`` and, for ``auto`` falling back to local, a warning.
-
-    Raises:
-        SandboxUnavailableError: ``bwrap`` was asked for and does not work, or ``docker``.
-    """
-    if name == "local":
-        return LocalExecutor(), None
-    if name == "docker":
-        raise SandboxUnavailableError("the docker executor is not available in this version")
-    problem = bwrap_available()
-    if problem is None:
-        return BwrapExecutor(), None
-    if name == "bwrap":
-        raise SandboxUnavailableError(problem)
-    warning = f"{problem}; running with the local executor, which is NOT isolated"
-    return LocalExecutor(), warning
-
-
 class _Capture:
     """Keeps the first and last ``cap // 2`` bytes of a stream and counts the rest."""
 
@@ -418,7 +416,14 @@ class _Capture:
         return head + marker + tail.decode("utf-8", "replace")
 
 
-def _supervise(argv: list[str], spec: RunSpec, *, env: dict[str, str], cwd: Path) -> RunOutput:
+def _supervise(
+    argv: list[str],
+    spec: RunSpec,
+    *,
+    env: dict[str, str],
+    cwd: Path,
+    pass_fds: Sequence[int] = (),
+) -> RunOutput:
     stdin: IO[bytes] | int = subprocess.DEVNULL
     if spec.stdin is not None:
         stdin = tempfile.TemporaryFile()  # noqa: SIM115 - closed below once the child has it
@@ -435,6 +440,7 @@ def _supervise(argv: list[str], spec: RunSpec, *, env: dict[str, str], cwd: Path
             stderr=subprocess.PIPE,
             start_new_session=True,
             close_fds=True,
+            pass_fds=tuple(pass_fds),
             preexec_fn=spec.limits.apply,
         )
     finally:

@@ -36,6 +36,8 @@ from typing import Any, Final, Literal
 
 from skillshelf.core.mime import OCTET_STREAM, guess_mime
 from skillshelf.errors import SkillshelfError, ToolRetry, UsageError, clip
+from skillshelf.exec.bwrap_profile import RESERVED_PATHS
+from skillshelf.exec.missing import Missing, find_missing, missing_notes
 from skillshelf.exec.runner import DEFAULT_OUTPUT_CAP, Executor, Limits, RunSpec
 from skillshelf.skills.paths import safe_join
 from skillshelf.skills.skill import Skill
@@ -50,6 +52,7 @@ __all__ = [
     "StagingRefused",
     "Workspace",
     "WorkspaceManager",
+    "check_ro_path",
     "escape_name",
     "execute",
 ]
@@ -88,6 +91,13 @@ class ExecPolicy:
         env_passthrough: Names of the caller's environment variables passed to the command.
         limits: Resource limits.
         output_cap: Bytes kept per output stream.
+        extra_ro_paths: Host paths (absolute) a sandbox shows read-only at the same path,
+            besides its own set (e.g. a runtime some skills need, ``/opt/node``); each must
+            exist when a command runs. See docs/security.md for what is mounted already.
+
+    Raises:
+        UsageError: An extra read-only path is relative, ``/``, or where the sandbox puts
+            something of its own (the workspace, ``/proc``, ``/dev``, ``/tmp``).
     """
 
     allowed_commands: tuple[str, ...] | None = None
@@ -97,6 +107,28 @@ class ExecPolicy:
     env_passthrough: tuple[str, ...] = ()
     limits: Limits = field(default_factory=Limits)
     output_cap: int = DEFAULT_OUTPUT_CAP
+    extra_ro_paths: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        for path in self.extra_ro_paths:
+            check_ro_path(path)
+
+
+def check_ro_path(path: str) -> None:
+    """Refuse an extra read-only path a sandbox cannot show as asked.
+
+    Raises:
+        UsageError: ``path`` is relative, ``/``, or where the sandbox puts something of its own.
+    """
+    shown = clip(path)
+    normal = os.path.normpath(path) if path else ""
+    if not os.path.isabs(normal) or normal == "/":
+        raise UsageError(f"extra read-only path {shown!r}: give an absolute path other than /")
+    for reserved in RESERVED_PATHS:
+        if normal == reserved or normal.startswith(reserved + "/"):
+            raise UsageError(
+                f"extra read-only path {shown!r}: {reserved} is the sandbox's own, not the host's"
+            )
 
 
 @dataclass(frozen=True, slots=True)
@@ -129,6 +161,7 @@ class ExecResult:
     run_id: str
     executor: str
     notes: list[str] = field(default_factory=list)
+    missing: list[Missing] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
         """The shape of ``skillshelf exec --json``."""
@@ -140,6 +173,7 @@ class ExecResult:
             "stdout_truncated": self.stdout_truncated,
             "stderr_truncated": self.stderr_truncated,
             "files": [f.to_dict() for f in self.files],
+            "missing": [m.to_dict() for m in self.missing],
         }
 
 
@@ -705,9 +739,11 @@ def execute(
         network=network,
         limits=policy.limits,
         output_cap=policy.output_cap,
+        ro_paths=policy.extra_ro_paths,
     )
     output = executor.run(spec)
     files, notes = workspace.collect(collect)
+    missing = find_missing(output.stderr, output.exit_code) if output.exit_code != 0 else []
     return ExecResult(
         exit_code=output.exit_code,
         timed_out=output.timed_out,
@@ -719,5 +755,6 @@ def execute(
         files=files,
         run_id=run_id,
         executor=executor.name,
-        notes=notes,
+        notes=[*missing_notes(missing), *notes],
+        missing=missing,
     )

@@ -22,12 +22,22 @@ from skillshelf.lint._checks import (
     check_files,
     check_name,
 )
-from skillshelf.lint._model import RULES, LintFinding, LintReport, LintSubject, Rule, sort_key
+from skillshelf.lint._imports import check_imports
+from skillshelf.lint._model import (
+    RULES,
+    LintFinding,
+    LintReport,
+    LintSubject,
+    Rule,
+    ScriptImport,
+    sort_key,
+)
 from skillshelf.lint._similar import (
     DEFAULT_SIMILARITY,
     MAX_CANDIDATE_CHECKS,
-    similar_descriptions,
+    description_clusters,
     similar_names,
+    varying_words,
 )
 from skillshelf.lint._tools import check_tools
 
@@ -42,13 +52,21 @@ __all__ = [
     "LintReport",
     "LintSubject",
     "Rule",
+    "ScriptImport",
     "lint_repository",
     "lint_subjects",
     "rule_filter",
     "subject_from_skill",
 ]
 
-_PER_SKILL: Final = (check_description, check_name, check_body_size, check_files, check_tools)
+_PER_SKILL: Final = (
+    check_description,
+    check_name,
+    check_body_size,
+    check_files,
+    check_tools,
+    check_imports,
+)
 # Rules that read only names and descriptions: selecting only these skips all file reading.
 _CATALOG_ONLY: Final = ("description.", "name.")
 
@@ -111,54 +129,68 @@ def lint_subjects(
     findings = [f for s in reported for check in _PER_SKILL for f in check(s)]
     notes: list[str] = []
     if wanted("description.duplicate"):
-        findings += _duplicates(subjects, similarity, budget, notes)
+        findings += _duplicates(subjects, similarity, budget, notes, only)
     if wanted("name.similar"):
-        findings += _look_alikes(subjects, budget, notes)
+        findings += _look_alikes(subjects, budget, notes, only)
     kept = [f for f in findings if wanted(f.code) and (only is None or f.skill in only)]
     return LintReport(tuple(sorted(kept, key=sort_key)), len(reported), tuple(notes))
 
 
-def _pair_findings(
-    subjects: Sequence[LintSubject], first: int, second: int, make: Callable[..., LintFinding]
-) -> list[LintFinding]:
-    a, b = subjects[first], subjects[second]
-    return [make(a, b), make(b, a)]
+# A group's finding names this many members and what sets each apart; the rest are counted
+# (every member is still in ``related``), so one finding stays readable at 864 members.
+_SHOWN_MEMBERS: Final = 8
+_SHOWN_WORDS: Final = 4
+_TEMPLATE_CHARS: Final = 160
 
 
 def _duplicates(
-    subjects: Sequence[LintSubject], similarity: float, budget: int, notes: list[str]
+    subjects: Sequence[LintSubject],
+    similarity: float,
+    budget: int,
+    notes: list[str],
+    only: Collection[str] | None,
 ) -> list[LintFinding]:
+    from skillshelf.errors import clip
     from skillshelf.lint._model import finding
 
-    pairs, exhausted = similar_descriptions(
+    clusters, exhausted = description_clusters(
         [s.description for s in subjects], threshold=similarity, budget=budget
     )
     if exhausted:
         notes.append(
-            f"description.duplicate stopped after {budget:,} comparisons; some pairs may be "
+            f"description.duplicate stopped after {budget:,} comparisons; some groups may be "
             "missing (the descriptions share unusually many words)"
         )
     out: list[LintFinding] = []
-    for pair in pairs:
-
-        def make(this: LintSubject, other: LintSubject, score: float = pair.score) -> LintFinding:
-            return finding(
+    for cluster in clusters:
+        members = sorted((subjects[i] for i in cluster.members), key=lambda s: s.name)
+        template, varying = varying_words([m.description for m in members])
+        shown = []
+        for member, words in list(zip(members, varying, strict=True))[:_SHOWN_MEMBERS]:
+            differs = " ".join(words[:_SHOWN_WORDS]) + (" …" if len(words) > _SHOWN_WORDS else "")
+            shown.append(f"{member.name} ({differs or 'identical'})")
+        more = len(members) - len(shown)
+        listed = ", ".join(shown) + (f" and {more:,} more" if more > 0 else "")
+        first = next((m for m in members if only is None or m.name in only), members[0])
+        out.append(
+            finding(
                 "description.duplicate",
-                this,
-                f"The description shares {score:.0%} of its content words with {other.name}'s; "
-                "a model choosing between the two may pick either",
-                f"say in both descriptions what sets {this.name} and {other.name} apart "
-                "(inputs, outputs, situations), or merge the skills",
-                line=this.description_line,
-                related=(other.name,),
+                first,
+                f"{len(members):,} skills have nearly the same description (at least "
+                f"{cluster.score:.0%} of content words shared): "
+                f"{clip(template, _TEMPLATE_CHARS, quoted=True)}; they differ only in: {listed}. "
+                "A model choosing among them has only those words to go on",
+                "start each description with what sets it apart (the app, input or situation "
+                "above), or merge them into one skill that takes it as an argument",
+                line=first.description_line,
+                related=tuple(m.name for m in members if m is not first),
             )
-
-        out += _pair_findings(subjects, pair.first, pair.second, make)
+        )
     return out
 
 
 def _look_alikes(
-    subjects: Sequence[LintSubject], budget: int, notes: list[str]
+    subjects: Sequence[LintSubject], budget: int, notes: list[str], only: Collection[str] | None
 ) -> list[LintFinding]:
     from skillshelf.lint._model import finding
 
@@ -166,20 +198,43 @@ def _look_alikes(
     if exhausted:
         notes.append(f"name.similar stopped after {budget:,} comparisons; some may be missing")
     out: list[LintFinding] = []
-    for pair in pairs:
-
-        def make(this: LintSubject, other: LintSubject) -> LintFinding:
-            return finding(
+    # One finding per chain of look-alikes (skill-1 … skill-9 is one group, not 36 pairs).
+    for group in _components(len(subjects), [(p.first, p.second) for p in pairs]):
+        members = sorted((subjects[i] for i in group), key=lambda s: s.name)
+        first = next((m for m in members if only is None or m.name in only), members[0])
+        others = tuple(m.name for m in members if m is not first)
+        shown = ", ".join(repr(n) for n in others[:_SHOWN_MEMBERS])
+        more = len(others) - _SHOWN_MEMBERS
+        out.append(
+            finding(
                 "name.similar",
-                this,
-                f"The name is one edit away from {other.name!r}; people and models may "
-                "confuse them",
+                first,
+                f"The name is one edit away from {shown}"
+                + (f" and {more:,} more" if more > 0 else "")
+                + "; people and models may confuse them",
                 "choose names that differ in meaning, not in a letter",
-                related=(other.name,),
+                related=others,
             )
-
-        out += _pair_findings(subjects, pair.first, pair.second, make)
+        )
     return out
+
+
+def _components(count: int, edges: Sequence[tuple[int, int]]) -> list[list[int]]:
+    parent = list(range(count))
+
+    def root(i: int) -> int:
+        while parent[i] != i:
+            parent[i] = parent[parent[i]]
+            i = parent[i]
+        return i
+
+    for a, b in edges:
+        parent[root(a)] = root(b)
+    groups: dict[int, dict[int, None]] = {}
+    for a, b in edges:
+        for i in (a, b):
+            groups.setdefault(root(i), {})[i] = None
+    return [list(members) for members in groups.values()]
 
 
 def subject_from_skill(skill: Skill) -> LintSubject:

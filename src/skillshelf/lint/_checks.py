@@ -9,6 +9,7 @@ import re
 from collections.abc import Iterable
 from typing import Final
 
+from skillshelf.core.words import count_words
 from skillshelf.lint._markdown import Link, Scanned, links, mentions, resolve, scan
 from skillshelf.lint._model import LintFinding, LintSubject, finding
 
@@ -49,9 +50,16 @@ _TRIGGER: Final = re.compile(
     r"|\btrigger(?:s|ed)?\b",
     re.IGNORECASE,
 )
+# The same wording in Chinese, Japanese and Korean: "当用户……时", "用于", "在……时使用",
+# "…する場合に使用", "…할 때 사용".
+_CJK_TRIGGER: Final = re.compile(
+    r"(?:当|在|如果|若|每当|遇到)[^。；！？.;!?]{0,40}?(?:时|時|的时候|之后|之前)"
+    r"|(?:时|時|的时候)(?:使用|调用|启用|加载)|用于|适用于|适合|用来|使用场景|触发"
+    r"|(?:とき|時|場合|際)に?(?:使用|使う|使います|利用)|ときに"
+    r"|(?:때|경우)(?:에)?\s*(?:사용|쓰)"
+)
 _FIRST_PERSON: Final = re.compile(r"\b(?:I|I'm|I'll|I've|I'd)\b|\b(?:me|my)\b")
 _SECOND_PERSON: Final = re.compile(r"\byou\s+(?:can|could|should|will|may|must)\b", re.IGNORECASE)
-_WORD: Final = re.compile(r"\w+")
 # Quoted requests ("make me a GIF") are the user's words, not the description's voice.
 _QUOTED: Final = re.compile(r"\"[^\"]*\"|“[^”]*”")
 # Names made only of these say nothing about what the skill does.
@@ -73,7 +81,8 @@ def check_description(subject: LintSubject) -> list[LintFinding]:
     text = subject.description
     line = subject.description_line
     out: list[LintFinding] = []
-    if not _TRIGGER.search(f"{text} {subject.when_to_use or ''}"):
+    wording = f"{text} {subject.when_to_use or ''}"
+    if not _TRIGGER.search(wording) and not _CJK_TRIGGER.search(wording):
         out.append(
             finding(
                 "description.no_trigger",
@@ -84,7 +93,7 @@ def check_description(subject: LintSubject) -> list[LintFinding]:
                 line=line,
             )
         )
-    words = len(_WORD.findall(text))
+    words = count_words(text)
     if words < MIN_DESCRIPTION_WORDS:
         out.append(
             finding(
@@ -252,14 +261,26 @@ def _check_mentions(subject: LintSubject, scanned: Scanned, reached: set[str]) -
         if path in subject.files:
             reached.add(path)
             continue
-        script = mention.kind == "script"
+        if mention.kind == "resource":
+            code = "file.missing"
+        else:
+            code = "script.missing" if mention.certain else "script.unverified"
+        hint = (
+            "add the file, correct the path (relative to the skill folder), or remove the "
+            "instruction"
+        )
+        if code == "script.unverified":
+            hint = (
+                "if it is the skill's own script, add it under scripts/ and write the path as "
+                "scripts/…; if it comes from elsewhere (a clone, a download, the user's "
+                "project), say where"
+            )
         out.append(
             finding(
-                "script.missing" if script else "file.missing",
+                code,
                 subject,
                 f"The body mentions {mention.path!r}, which the skill does not have",
-                "add the file, correct the path (relative to the skill folder), or remove the "
-                "instruction",
+                hint,
                 line=mention.line,
             )
         )

@@ -9,7 +9,8 @@ from typing import Final
 
 from skillshelf.core.frontmatter import FrontmatterError, decode_skill_md, parse_frontmatter
 from skillshelf.errors import FileAccessError, SkillshelfError
-from skillshelf.lint._model import LintSubject
+from skillshelf.lint._imports import script_imports, unavailable
+from skillshelf.lint._model import LintSubject, ScriptImport
 from skillshelf.skills.paths import open_skill_file
 from skillshelf.skills.skill import Skill, read_skill_md
 from skillshelf.skills.walk import walk_skill
@@ -23,6 +24,8 @@ MAX_DOC_BYTES: Final = 512 * 1024
 _DOC_SUFFIXES: Final = (".md", ".markdown", ".mdx")
 _SKIPPED_DIRS: Final = frozenset({".git", "__pycache__", "node_modules", ".venv"})
 _TOOLS_KEYS: Final = ("allowed-tools", "allowed_tools", "tools")
+# Python scripts whose imports are read, at most; a bigger file is not a script to read.
+MAX_SCRIPTS: Final = 200
 
 
 class _Docs(Mapping[str, str]):
@@ -55,6 +58,12 @@ def _read_doc(root: Path, relative: str) -> str:
     except (OSError, FileAccessError):
         return ""  # listed a moment ago; a vanished or unreadable doc has no links to follow
     return data.decode("utf-8", errors="replace")
+
+
+def _unavailable_imports(root: Path, files: frozenset[str]) -> tuple[ScriptImport, ...]:
+    scripts = sorted(f for f in files if f.endswith(".py"))[:MAX_SCRIPTS]
+    found = [i for script in scripts for i in script_imports(script, _read_doc(root, script))]
+    return tuple(unavailable(found))
 
 
 def _walk(root: Path) -> tuple[frozenset[str], frozenset[str]]:
@@ -113,4 +122,5 @@ def subject_from_skill(skill: Skill) -> LintSubject:
         files=files,
         docs=_Docs(skill.path, docs),
         escaping=escaping,
+        unavailable_imports=_unavailable_imports(skill.path, files),
     )

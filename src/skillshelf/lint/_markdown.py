@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import posixpath
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Final, Literal
 from urllib.parse import unquote
 
@@ -36,24 +36,35 @@ _SCHEME: Final = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*:")
 _TEMPLATE_CHARS: Final = frozenset("{}<>$*|")
 _SEGMENT: Final = r"[\w@+-][\w.@+-]*"
 # A path may start with ./ or with a placeholder for the skill folder: <skill-dir>/, $DIR/, {dir}/
-_PREFIX: Final = r"(?:<[^<>\s/]+>/|\$\{?[A-Za-z_]\w*\}?/|\{[A-Za-z_]\w*\}/|\./)?"
+_PREFIX: Final = r"(?P<pre><[^<>\s/]+>/|\$\{?[A-Za-z_]\w*\}?/|\{[A-Za-z_]\w*\}/|\./)?"
 _RESOURCE_DIRS: Final = "scripts|bin|references|reference|assets|templates"
 _SCRIPT_EXTS: Final = frozenset({"py", "js", "mjs", "cjs", "ts", "sh", "bash", "rb", "pl", "ps1"})
 _EXTS: Final = "py|js|mjs|cjs|ts|sh|bash|rb|pl|ps1"
 _RESOURCE: Final = re.compile(
-    rf"(?<![\w./$}}>-]){_PREFIX}((?:{_RESOURCE_DIRS})/(?:{_SEGMENT}/)*(?:{_SEGMENT})?)"
+    rf"(?<![\w./$}}>-]){_PREFIX}(?P<path>(?:{_RESOURCE_DIRS})/(?:{_SEGMENT}/)*(?:{_SEGMENT})?)"
 )
 _INTERPRETED: Final = re.compile(
     r"\b(?:python3?|node|bash|sh|zsh|ruby|perl|tsx|ts-node|bun|deno run|uv run)\s+"
-    rf"(?:-[\w-]+\s+)*[\"']?{_PREFIX}((?:{_SEGMENT}/)+{_SEGMENT}\.(?:{_EXTS}))\b"
+    rf"(?:-[\w-]+\s+)*[\"']?{_PREFIX}(?P<path>(?:{_SEGMENT}/)+{_SEGMENT}\.(?:{_EXTS}))\b"
 )
-_DOT_SLASH: Final = re.compile(rf"(?<![\w./-])\./((?:{_SEGMENT}/)*{_SEGMENT}\.(?:{_EXTS}))\b")
+_DOT_SLASH: Final = re.compile(
+    rf"(?<![\w./-])(?P<pre>\./)(?P<path>(?:{_SEGMENT}/)*{_SEGMENT}\.(?:{_EXTS}))\b"
+)
 # Prose that shows a hypothetical layout rather than this skill's files.
 _HYPOTHETICAL: Final = re.compile(
     r"\be\.g\.|\bfor (?:example|instance)\b|\bsuch as\b|\bwould\b|\bexamples?\**\s*:",
     re.IGNORECASE,
 )
-_PLACEHOLDER_WORDS: Final = re.compile(r"(?:^|/)(?:path/to|your[_-]|my[_-]|example[_-])")
+_PLACEHOLDER_WORDS: Final = re.compile(
+    r"(?:^|/)(?:path/to|your[_-]|my[_-]|example[_-]|script[_-]?name\.|file[_-]?name\.|foo\.|xxx)"
+)
+# Right after a path these mean it was cut short: a glob (scripts/*.py), a template
+# (scripts/gen_{name}.py), an ellipsis. What was matched is not a path of the skill.
+_CUT_SHORT: Final = ("{", "[", "<", "…", "...", "$")
+# A placeholder prefix that names the skill's own folder ({baseDir}, $SKILL_DIR, <skill-dir>);
+# any other (${PLUGIN_ROOT}, <project>, $REPO) leads somewhere else.
+_SKILL_DIR_PLACEHOLDER: Final = re.compile(r"skill|base_?dir|this", re.IGNORECASE)
+_CERTAIN_DIRS: Final = frozenset({"scripts", "references", "reference", "assets", "templates"})
 _SENTENCE_END: Final = re.compile(r"(?<=[.!?])\s+(?=[A-Z`*\"(])")
 _LIST_MARKER: Final = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+")
 
@@ -102,11 +113,16 @@ class Mention:
         path: The path relative to the skill folder (a trailing ``/`` means a folder).
         line: Its line.
         kind: ``script`` (something to run) or ``resource`` (a document or asset).
+        certain: Written as a path of this skill (``scripts/x.py``, ``{baseDir}/scripts/x.py``)
+            rather than one that may lead elsewhere (``./x.sh`` run from the working
+            folder, ``${PLUGIN_ROOT}/…``, ``src/app.ts``) and not in a context that makes it
+            another tree's (see :func:`mentions`).
     """
 
     path: str
     line: int
     kind: Literal["script", "resource"]
+    certain: bool = True
 
 
 def scan(text: str, *, first_line: int = 1) -> Scanned:
@@ -197,25 +213,68 @@ def _line_mentions(number: int, line: str, *, in_code: bool) -> list[Mention]:
     found: dict[str, Mention] = {}
     for pattern in (_INTERPRETED, _DOT_SLASH, _RESOURCE):
         for match in pattern.finditer(line):
-            path = match.group(1).rstrip(".")
+            path = match["path"].rstrip(".")
             if path.endswith("/") and path.count("/") == 1:
                 continue  # a conventional folder named in passing ("put scripts in scripts/")
             if _PLACEHOLDER_WORDS.search(path) or path in found:
                 continue
+            if _cut_short(line, match.end(), path):
+                continue
             # In plain prose, "assets/code" is as likely English as a path: want an extension.
             if not in_code and "." not in path.rsplit("/", 1)[-1] and not path.endswith("/"):
                 continue
-            found[path] = Mention(path, number, _kind(path))
+            found[path] = Mention(path, number, _kind(path), _as_skill_path(path, match["pre"]))
     return list(found.values())
+
+
+def _cut_short(line: str, end: int, path: str) -> bool:
+    if line.startswith(_CUT_SHORT, end):
+        return True
+    # scripts/gen_*.py and scripts/**/x.py are globs; scripts/x.sh** closes bold text.
+    return line.startswith("*", end) and (path.endswith("/") or not line.startswith("**", end))
+
+
+def _as_skill_path(path: str, prefix: str | None) -> bool:
+    """Whether ``path`` is written as a file of this skill, not of the working folder."""
+    if path.split("/", 1)[0] not in _CERTAIN_DIRS:
+        return False
+    return prefix is None or (prefix != "./" and bool(_SKILL_DIR_PLACEHOLDER.search(prefix)))
+
+
+# After a clone or a download the body's paths may be the fetched tree's (cd firmadyne &&
+# ./scripts/getArch.sh); after a `cd` in a shell block, that block's paths are relative to it.
+_FETCH: Final = re.compile(r"\bgit\s+clone\b|\b(?:wget|curl)\b.*\.(?:tar|tgz|zip|git)\b")
+_CD: Final = re.compile(r"(?:^|[;&|(]\s*)cd\s+(?!-|~|\.\s|\.$)(?P<to>\S+)")
+# A path after one of these is made by the body itself (cat > x.sh, "Create scripts/x.py").
+_WRITE: Final = re.compile(
+    r"(?:>>?|\btee(?:\s+-a)?|\btouch|\b(?:create|write|save|generate)s?\b(?:\s+(?:a|an|the|it|file|script|as|to|in|at))*)\s*[`\"']?"
+    r"(?P<path>(?:\./)?[\w@+-][\w.@+/-]*\.\w+)",
+    re.IGNORECASE,
+)
+# Paths written from a collection's top (skills/x/scripts/run.py, plugins/p/…): the body's
+# other relative paths may be written from there too, not from the skill folder.
+_FROM_TOP: Final = re.compile(r"(?<![\w./~$}-])(?:skills|plugins)/[\w{<$-][\w.{}<>$-]*/")
 
 
 def mentions(scanned: Scanned) -> list[Mention]:
     """Paths the body tells the model to use: in code spans, shell fences and plain prose.
 
     Left out, to keep false alarms rare: non-shell fences (they show files of other
-    projects), lines that give examples ("e.g.", "such as", "Example:", "would") and
-    placeholder paths (``path/to/…``, ``your_…``).
+    projects), lines that give examples ("e.g.", "such as", "Example:", "would"),
+    placeholder paths (``path/to/…``, ``your_…``, ``script_name.py``), globs and templates
+    cut short (``scripts/*.py``), and files the body makes before it uses them (``cat >
+    run.sh``, "Create ``scripts/x.py``"). A script is :attr:`Mention.certain` only when
+    written as this skill's file and not after a ``git clone`` or download, not after a
+    ``cd`` in the same shell block, and not in a body that writes paths from a collection's
+    top (``skills/<name>/…``).
     """
+    lines = sorted([*scanned.prose, *(ln for fence in scanned.fences for ln in fence.lines)])
+    fetched = min((n for n, text in lines if _FETCH.search(text)), default=None)
+    from_top = any(_FROM_TOP.search(text) for _, text in lines)
+    made: dict[str, int] = {}
+    for number, text in lines:
+        for match in _WRITE.finditer(text):
+            made.setdefault(match["path"].removeprefix("./"), number)
     found: list[Mention] = []
     for number, line in scanned.prose:
         if _HYPOTHETICAL.search(line):
@@ -224,12 +283,27 @@ def mentions(scanned: Scanned) -> list[Mention]:
         plain = _LINK.sub(" ", _REF_DEFINITION.sub(" ", _mask_code(line)))
         found += _line_mentions(number, code, in_code=True)
         found += _line_mentions(number, plain, in_code=False)
+    moved: set[int] = set()
     for fence in scanned.fences:
         if fence.language in SHELL_LANGUAGES:
+            elsewhere = False
             for number, line in fence.lines:
-                if not line.lstrip().startswith("#"):
-                    found += _line_mentions(number, line, in_code=True)
-    return found
+                if line.lstrip().startswith("#"):
+                    continue
+                cd = _CD.search(line)
+                elsewhere = elsewhere or (
+                    cd is not None and not _SKILL_DIR_PLACEHOLDER.search(cd["to"])
+                )
+                if elsewhere:
+                    moved.add(number)
+                found += _line_mentions(number, line, in_code=True)
+    kept: list[Mention] = []
+    for mention in found:
+        if made.get(mention.path, mention.line + 1) <= mention.line:
+            continue
+        doubtful = from_top or mention.line in moved or (fetched or mention.line) < mention.line
+        kept.append(replace(mention, certain=False) if doubtful else mention)
+    return kept
 
 
 def sentences(line: str) -> list[str]:

@@ -9,7 +9,16 @@ from typing import Final
 
 from skillshelf.core.diagnostics import Severity
 
-__all__ = ["RULES", "LintFinding", "LintReport", "LintSubject", "Rule", "finding", "sort_key"]
+__all__ = [
+    "RULES",
+    "LintFinding",
+    "LintReport",
+    "LintSubject",
+    "Rule",
+    "ScriptImport",
+    "finding",
+    "sort_key",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -33,20 +42,49 @@ _RULE_LIST: Final = (
     Rule("description.too_short", "warning", "description too short to say what and when"),
     Rule("description.too_long", "warning", "description long enough to crowd the catalog"),
     Rule("description.person", "info", "description written in first or second person"),
-    Rule("description.duplicate", "warning", "description nearly the same as another skill's"),
+    Rule(
+        "description.duplicate",
+        "warning",
+        "descriptions nearly the same (one finding per group, naming what varies)",
+    ),
     Rule("name.abstract", "warning", "name is a generic noun, not an action and an object"),
-    Rule("name.similar", "info", "name a typo away from another skill's name"),
+    Rule("name.similar", "info", "names a typo apart (one finding per group)"),
     Rule("body.too_many_lines", "warning", "SKILL.md body over the recommended line count"),
     Rule("body.too_many_tokens", "warning", "SKILL.md body over the recommended token count"),
     Rule("references.too_deep", "warning", "a referenced document links to yet another one"),
     Rule("link.broken", "error", "relative Markdown link to a file the skill does not have"),
     Rule("link.outside", "error", "relative link leading outside the skill folder"),
-    Rule("script.missing", "error", "script mentioned in the body but not in the skill"),
+    Rule("script.missing", "error", "script the body runs as a skill file, but the skill lacks"),
+    Rule(
+        "script.unverified",
+        "info",
+        "script the body runs that the skill lacks, maybe from elsewhere (./tool.sh, a clone)",
+    ),
+    Rule(
+        "script.import_unavailable",
+        "warning",
+        "a Python script imports a module neither in the standard library nor installed here",
+    ),
     Rule("file.missing", "warning", "resource path mentioned in the body but not in the skill"),
     Rule("tools.not_granted", "warning", "body needs a tool that allowed-tools does not grant"),
     Rule("tools.not_a_tool", "warning", "allowed-tools/tools entry that is not a tool (an agent)"),
 )
 RULES: Final[Mapping[str, Rule]] = {rule.code: rule for rule in _RULE_LIST}
+
+
+@dataclass(frozen=True, slots=True)
+class ScriptImport:
+    """A top-level module a script of the skill imports.
+
+    Attributes:
+        file: The script, relative to the skill folder.
+        line: The line of the import.
+        module: The top-level module name (``PIL`` for ``from PIL import Image``).
+    """
+
+    file: str
+    line: int
+    module: str
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,6 +111,9 @@ class LintSubject:
             to skip the checks that need the file list.
         docs: Text of the skill's Markdown documents by relative path (SKILL.md excluded).
         escaping: Relative paths that are symbolic links leading outside the skill.
+        unavailable_imports: Top-level modules the skill's Python scripts import that are
+            neither in the standard library nor importable where lint runs (modules the skill
+            ships itself are filtered out by the check, from ``files``).
     """
 
     name: str
@@ -88,6 +129,7 @@ class LintSubject:
     files: frozenset[str] | None = None
     docs: Mapping[str, str] = field(default_factory=dict)
     escaping: frozenset[str] = frozenset()
+    unavailable_imports: tuple[ScriptImport, ...] = ()
 
     def path_of(self, relative: str) -> str:
         """The path a finding shows for a file of this skill."""
@@ -147,6 +189,8 @@ def finding(
     return LintFinding(code, RULES[code].severity, subject.name, message, hint, path, line, related)
 
 
+# Findings about a group of skills: ``related`` holds the other members.
+_GROUP_CODES: Final = frozenset({"description.duplicate", "name.similar"})
 _SEVERITY_ORDER: Final = {"error": 0, "warning": 1, "info": 2}
 
 
@@ -174,10 +218,16 @@ class LintReport:
         return any(f.severity in failing for f in self.findings)
 
     def summary(self) -> dict[str, int]:
-        """Counts: skills checked, skills with findings, and findings per severity."""
+        """Counts: skills checked, skills with findings, and findings per severity.
+
+        A member of a group finding (near-duplicate descriptions, look-alike names) counts
+        as a skill with a finding, though the group is reported once.
+        """
+        involved = {f.skill for f in self.findings}
+        involved.update(n for f in self.findings if f.code in _GROUP_CODES for n in f.related)
         return {
             "skills": self.skills_checked,
-            "skills_with_findings": len({f.skill for f in self.findings}),
+            "skills_with_findings": len(involved),
             "error": self.count("error"),
             "warning": self.count("warning"),
             "info": self.count("info"),

@@ -1,10 +1,12 @@
 """Near-duplicate descriptions and look-alike names across a catalog, without comparing all pairs.
 
-Both use prefix filtering (the "All-Pairs" similarity join): each record's tokens are sorted
-rarest first, and two records can reach the threshold only if they share a token among the
-first few of each. Only those prefix tokens are indexed, so common words never generate
-candidates and a catalog of 10,000 skills costs a few candidate checks per skill. A budget
-caps the work on pathological input; running out of it is reported, never silent.
+Descriptions use prefix filtering (the "All-Pairs" similarity join): each record's tokens are
+sorted rarest first, and two records can reach the threshold only if they share a token among
+the first few of each. Only those prefix tokens are indexed, so common words never generate
+candidates and a catalog of 10,000 skills costs a few candidate checks per skill. Lint groups
+them (:func:`description_clusters`): a family of 864 near-copies is one group found with one
+check per member, never 373,000 pairs. Names use deletion neighbourhoods. A budget caps the
+work on pathological input; running out of it is reported, never silent.
 """
 
 from __future__ import annotations
@@ -16,15 +18,20 @@ from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 from typing import Final
 
+from skillshelf.core.words import split_words
+
 __all__ = [
     "DEFAULT_SIMILARITY",
     "MAX_CANDIDATE_CHECKS",
     "MIN_SIMILAR_NAME_LENGTH",
+    "Cluster",
     "Pair",
+    "description_clusters",
     "description_tokens",
     "one_edit_apart",
     "similar_descriptions",
     "similar_names",
+    "varying_words",
 ]
 
 # Jaccard similarity of content words. Two descriptions sharing 60% of their vocabulary
@@ -61,9 +68,13 @@ class Pair:
 
 
 def description_tokens(text: str) -> frozenset[str]:
-    """Content words of a description: lowercased, stopwords dropped, plural ``s`` removed."""
+    """Content words of a description: case-folded, stopwords dropped, plural ``s`` removed.
+
+    Words come from the one tokenizer (:func:`skillshelf.core.words.split_words`), so a Chinese,
+    Japanese or Korean description is compared by its bigrams, not as one unsplittable run.
+    """
     tokens: set[str] = set()
-    for word in _WORD.findall(text.lower()):
+    for word in split_words(text):
         if len(word) < 2 or word in _STOPWORDS:
             continue
         if len(word) > 3 and word.endswith("s") and not word.endswith("ss"):
@@ -140,6 +151,101 @@ def similar_descriptions(
     return _join(sets, prefix=prefix, admissible=admissible, verify=verify, budget=budget)
 
 
+@dataclass(frozen=True, slots=True)
+class Cluster:
+    """Records alike enough to be one group: indexes into the input, in input order.
+
+    Attributes:
+        members: At least two indexes.
+        score: The lowest similarity of a member to the group's first record (its leader).
+    """
+
+    members: tuple[int, ...]
+    score: float
+
+
+def description_clusters(
+    descriptions: Sequence[str], *, threshold: float, budget: int = MAX_CANDIDATE_CHECKS
+) -> tuple[list[Cluster], bool]:
+    """Groups of descriptions each within ``threshold`` (Jaccard) of the group's leader.
+
+    Leader clustering over the same prefix filter as :func:`similar_descriptions`: records
+    are taken smallest first; one that reaches the threshold with an earlier leader joins the
+    most similar one, any other becomes a leader itself. Only leaders are indexed, so 864
+    near-copies of one template cost one candidate each, not 864²/2 comparisons, and the
+    output is one group, not every pair.
+
+    Returns:
+        The groups of two or more (ordered by their first member) and whether the budget
+        ran out first (records after that point are left ungrouped).
+    """
+    if not 0 < threshold <= 1:
+        raise ValueError(f"threshold must be in (0, 1], got {threshold}")
+    sets = [description_tokens(d) for d in descriptions]
+    floor = threshold - 1e-9
+    frequency = Counter(token for record in sets for token in record)
+    index: defaultdict[str, list[int]] = defaultdict(list)
+    groups: dict[int, list[tuple[int, float]]] = {}
+    work = 0
+    for i in sorted(range(len(sets)), key=lambda r: (len(sets[r]), r)):
+        size = len(sets[i])
+        overlap = math.ceil(threshold * size - 1e-9)
+        need = min(_SHARED_PREFIX_TOKENS, overlap)
+        prefix = sorted(sets[i], key=lambda t: (frequency[t], t))[: size - overlap + need]
+        shared: Counter[int] = Counter()
+        for token in prefix:
+            postings = index.get(token, ())
+            work += len(postings)
+            shared.update(postings)
+        best, best_score = -1, 0.0
+        for j, count in shared.items():
+            if count < need or len(sets[j]) < floor * size:
+                continue
+            work += 1
+            common = len(sets[j] & sets[i])
+            score = common / (len(sets[j]) + size - common)
+            if score >= floor and (score, -j) > (best_score, -best):
+                best, best_score = j, score
+        if work > budget:
+            return _clusters(groups), True
+        if best >= 0:
+            groups[best].append((i, best_score))
+            continue
+        groups[i] = [(i, 1.0)]
+        for token in prefix:
+            index[token].append(i)
+    return _clusters(groups), False
+
+
+def _clusters(groups: dict[int, list[tuple[int, float]]]) -> list[Cluster]:
+    found = [
+        Cluster(tuple(sorted(i for i, _ in group)), min(score for _, score in group))
+        for group in groups.values()
+        if len(group) > 1
+    ]
+    return sorted(found, key=lambda c: c.members)
+
+
+def varying_words(texts: Sequence[str]) -> tuple[str, list[tuple[str, ...]]]:
+    """What a group of near-identical texts shares and what sets each apart.
+
+    Returns:
+        A template (the first text with the words not shared by all replaced by ``…``) and,
+        per text, its words that are not in every text (first spelling, in text order).
+    """
+    words = [_WORD.findall(text) for text in texts]
+    common = set.intersection(*({w.lower() for w in ws} for ws in words)) if words else set()
+    varying: list[tuple[str, ...]] = []
+    for ws in words:
+        seen: dict[str, str] = {}
+        for word in ws:
+            if word.lower() not in common:
+                seen.setdefault(word.lower(), word)
+        varying.append(tuple(seen.values()))
+    template = _WORD.sub(lambda m: m.group(0) if m.group(0).lower() in common else "…", texts[0])
+    return re.sub(r"…(?:[\s\W]*?…)+", "…", template), varying
+
+
 def one_edit_apart(a: str, b: str) -> bool:
     """True when ``b`` is ``a`` with one character inserted, deleted or replaced."""
     if a == b or abs(len(a) - len(b)) > 1:
@@ -152,40 +258,37 @@ def one_edit_apart(a: str, b: str) -> bool:
     return a[p + 1 :] == b[p + 1 :] if len(a) == len(b) else a[p:] == b[p + 1 :]
 
 
-def _halves(length: int) -> tuple[tuple[int, int], tuple[int, int]]:
-    """(start, size) of a name's two halves, the longer half last."""
-    first = length // 2
-    return (0, first), (first, length - first)
-
-
 def similar_names(
     names: Sequence[str], *, budget: int = MAX_CANDIDATE_CHECKS
 ) -> tuple[list[Pair], bool]:
     """Pairs of names one edit apart (``score`` 1.0), each once with ``first < second``.
 
-    Partition filter (PassJoin): one edit leaves one half of a name intact in the other,
-    shifted by at most one place. Halves are indexed by (name length, which half, text), and
-    each name looks up its own substrings near each half's place: a dozen look-ups per name
-    instead of a comparison with every other name.
+    Deletion neighbourhoods (as SymSpell does): two names one edit apart share the name
+    itself or the name with one character deleted, so each name is indexed under those
+    ``len + 1`` keys and compared only with the names sharing a key. Unlike splitting names
+    into halves, a suffix every name has (``gmail-automation``, ``slack-automation``) makes
+    no candidates.
     """
-    index: defaultdict[tuple[int, int, str], list[int]] = defaultdict(list)
+    index: defaultdict[str, list[int]] = defaultdict(list)
     for i, name in enumerate(names):
         if len(name) >= MIN_SIMILAR_NAME_LENGTH:
-            for half, (start, size) in enumerate(_halves(len(name))):
-                index[(len(name), half, name[start : start + size])].append(i)
+            for key in _deletions(name):
+                index[key].append(i)
     pairs: list[Pair] = []
     work = 0
     for i, name in enumerate(names):
         if len(name) < MIN_SIMILAR_NAME_LENGTH:
             continue
         candidates: set[int] = set()
-        for length in (len(name) - 1, len(name), len(name) + 1):
-            for half, (start, size) in enumerate(_halves(length)):
-                for shift in range(max(0, start - 1), min(len(name) - size, start + 1) + 1):
-                    found = index.get((length, half, name[shift : shift + size]), ())
-                    work += len(found)
-                    candidates.update(j for j in found if j > i)
+        for key in _deletions(name):
+            found = index[key]
+            work += len(found)
+            candidates.update(j for j in found if j > i)
         if work > budget:
             return pairs, True
         pairs += [Pair(i, j, 1.0) for j in sorted(candidates) if one_edit_apart(name, names[j])]
     return pairs, False
+
+
+def _deletions(name: str) -> set[str]:
+    return {name, *(name[:k] + name[k + 1 :] for k in range(len(name)))}

@@ -293,7 +293,7 @@ def read_bytes(skill: Skill, relative: str) -> bytes:
     """
     uri = clip(file_uri(skill.name, relative))
     try:
-        fd, _, _ = open_skill_file(skill.path, _on_disk(skill, relative), anchored=True)
+        fd, _, _ = open_skill_file(skill.real_path, _on_disk(skill, relative), anchored=True)
     except FileAccessError as exc:
         if exc.reason == "refused":
             raise UriError(str(exc)) from None

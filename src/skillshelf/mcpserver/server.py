@@ -118,7 +118,9 @@ class SkillServer:
         repo: The skills to serve.
         store: Where per-session tool state lives (default: in memory).
         visible: Hides skills from some viewers, in every answer.
-        load_mode: How long ``skill_load`` keeps a skill loaded in a session.
+        load_mode: How long ``skill_load`` keeps a skill loaded in a session (the library's
+            default, ``turn``; a server sees no user messages, so ``turn`` lasts until the
+            skill is unloaded or evicted, like ``session``).
         enable_exec: Offer ``workspace_exec``: commands run in a per-session workspace.
         executor: Runs them (default: ``auto`` — bubblewrap where it works, else local).
         workspaces: Where the workspaces live (default: a folder in the temp dir).
@@ -137,7 +139,7 @@ class SkillServer:
         *,
         store: SessionStore | None = None,
         visible: Visibility | None = None,
-        load_mode: LoadMode = "session",
+        load_mode: LoadMode = "turn",
         enable_exec: bool = False,
         executor: Executor | None = None,
         workspaces: WorkspaceManager | None = None,

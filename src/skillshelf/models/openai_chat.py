@@ -76,7 +76,7 @@ class OpenAIChatModel:
     async def complete(
         self, request: ModelRequest, *, on_text: TextSink | None = None
     ) -> ModelResponse:
-        kwargs: dict[str, Any] = {"model": self.model, "messages": request.messages}
+        kwargs: dict[str, Any] = {"model": self.model, "messages": _chat_messages(request)}
         if request.tools:
             kwargs["tools"] = to_openai(request.tools)
         try:
@@ -131,6 +131,15 @@ class OpenAIChatModel:
             for i, c in sorted(calls.items())
         )
         return ModelResponse("".join(text), tool_calls, finish, model, usage)
+
+
+def _chat_messages(request: ModelRequest) -> list[dict[str, Any]]:
+    """The messages as Chat Completions takes them: ``is_error`` (the Anthropic flag the loop
+    sets on failed tool results) is not part of the schema, and strict servers refuse it."""
+    return [
+        {k: v for k, v in m.items() if k != "is_error"} if "is_error" in m else m
+        for m in request.messages
+    ]
 
 
 def _usage(usage: Any) -> Usage | None:

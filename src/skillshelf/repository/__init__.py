@@ -2,6 +2,13 @@
 and watching. It sits above ``trust`` (whose gate decides what may be served) and the on-disk
 ``skills`` edge."""
 
-from skillshelf.repository.repository import Changes, Repository, Shadowed, Skipped, resolve_roots
+from skillshelf.repository.repository import (
+    Changes,
+    Ignored,
+    Repository,
+    Shadowed,
+    Skipped,
+    resolve_roots,
+)
 
-__all__ = ["Changes", "Repository", "Shadowed", "Skipped", "resolve_roots"]
+__all__ = ["Changes", "Ignored", "Repository", "Shadowed", "Skipped", "resolve_roots"]

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
 from skillshelf.core.catalog import CatalogEntry, CatalogFormat, render_catalog
-from skillshelf.core.diagnostics import Diagnostic
+from skillshelf.core.diagnostics import Diagnostic, Severity
 from skillshelf.core.frontmatter import Mode
 from skillshelf.errors import SkillNotFoundError, UsageError
 from skillshelf.skills.discovery import (
@@ -45,7 +45,7 @@ if TYPE_CHECKING:
     from skillshelf.trust.lockfile import Lockfile
     from skillshelf.trust.scanner import ScanPolicy
 
-__all__ = ["Changes", "Repository", "Shadowed", "Skipped", "resolve_roots"]
+__all__ = ["Changes", "Ignored", "Repository", "Shadowed", "Skipped", "resolve_roots"]
 
 _CONVENTIONAL = (".agents/skills", ".claude/skills")
 _LOCK_ENV = "SKILLSHELF_LOCK"
@@ -89,6 +89,32 @@ class Skipped:
         """The first error's message."""
         errors = [d for d in self.diagnostics if d.severity == "error"] or list(self.diagnostics)
         return errors[0].message if errors else "unusable"
+
+
+@dataclass(frozen=True, slots=True)
+class Ignored:
+    """A candidate discovery did not make a skill of, and why (not an error of a skill).
+
+    Attributes:
+        path: The file concerned (a ``SKILL.MD``, a dangling link, a nested SKILL.md, the
+            SKILL.md of a folder reached a second time).
+        root: The root it was found under.
+        code: ``discovery.wrong_case``, ``discovery.dangling``, ``discovery.same_folder`` or
+            ``discovery.nested``.
+        reason: Why, for people.
+        severity: ``warning`` for what its author surely meant as a skill (a wrong-case name,
+            a dangling link), ``info`` otherwise.
+    """
+
+    path: str
+    root: str
+    code: str
+    reason: str
+    severity: Severity = "info"
+
+    def diagnostic(self) -> Diagnostic:
+        """The same, as a diagnostic of the file."""
+        return Diagnostic(self.code, self.severity, self.reason, None, self.path)
 
 
 @dataclass(frozen=True, slots=True)
@@ -138,6 +164,7 @@ class _State:
     skills: dict[str, Skill] = field(default_factory=dict)
     shadowed: list[Shadowed] = field(default_factory=list)
     skipped: list[Skipped] = field(default_factory=list)
+    ignored: list[Ignored] = field(default_factory=list)
     diagnostics: list[Diagnostic] = field(default_factory=list)
     stale: frozenset[str] = frozenset()
     # Built on first search and kept with the skills it indexes, so a refresh in another
@@ -226,6 +253,37 @@ class Repository:
     def skipped(self) -> list[Skipped]:
         """SKILL.md files that could not be used, with the reason."""
         return list(self._state.skipped)
+
+    @property
+    def ignored(self) -> list[Ignored]:
+        """Candidates that are not skills, each with why: a ``SKILL.MD`` in the wrong case, a
+        SKILL.md link leading nowhere, a folder reached again through a link."""
+        return list(self._state.ignored)
+
+    def nested(self) -> list[Ignored]:
+        """SKILL.md files inside the folders of found skills (``discovery.nested``).
+
+        Walks every file of every found skill, so it is for reports (``list --all``), not
+        for each open.
+        """
+        from skillshelf.skills.discovery import nested_skill_mds
+
+        state = self._state
+        outer = [*state.skills.values(), *(s.skill for s in state.shadowed)]
+        found: list[Ignored] = []
+        for skill in sorted(outer, key=lambda s: s.directory):
+            for relative in nested_skill_mds(skill.directory):
+                found.append(
+                    Ignored(
+                        os.path.join(skill.directory, *relative.split("/")),
+                        skill.root,
+                        "discovery.nested",
+                        f"Inside skill {skill.name!r}'s folder: skills are not looked for "
+                        "inside skills, so it is a file of that skill; move its folder out to "
+                        "make it a skill of its own",
+                    )
+                )
+        return found
 
     @property
     def stale(self) -> frozenset[str]:
@@ -329,7 +387,7 @@ class Repository:
         """
         from skillshelf.skills.paths import read_skill_file
 
-        return read_skill_file(self.get(name).path, path, max_chars=max_chars, anchored=True)
+        return read_skill_file(self.get(name).real_path, path, max_chars=max_chars, anchored=True)
 
     # -- scanning ------------------------------------------------------------------------
 
@@ -376,6 +434,9 @@ class Repository:
             index = load_index(self._cache_dir, cache_key) if self._cache_dir else {}
         result = walk_root(directory, self.options, index)
         state.diagnostics.extend(result.diagnostics)
+        state.ignored += [
+            Ignored(d.path or "", root, d.code, d.message, d.severity) for d in result.ignored
+        ]
         new_index: Index = {}
         for found in result.found:
             new_index[found.skill_md] = found.row
@@ -423,7 +484,14 @@ class Repository:
         parsed = found.parsed
         if parsed is not None and parsed.valid and parsed.manifest is not None:
             skill = Skill(
-                parsed.manifest, directory, md_name, root, parsed.diagnostics, mtime_ns, size
+                parsed.manifest,
+                directory,
+                md_name,
+                root,
+                parsed.diagnostics,
+                mtime_ns,
+                size,
+                real_directory=found.real,
             )
         elif parsed is None and manifest_row is not None:
             skill = Skill.from_row(
@@ -434,6 +502,7 @@ class Repository:
                 root=root,
                 mtime_ns=mtime_ns,
                 size=size,
+                real_directory=found.real,
             )
         else:
             diagnostics = parsed.diagnostics if parsed else decode_diagnostics(diag_rows)
@@ -520,4 +589,5 @@ def _apply_review(review: Review, state: _State, winners: dict[str, Skill]) -> N
             (*skill.diagnostics, *notes),
             skill.mtime_ns,
             skill.size,
+            real_directory=skill.real_directory,
         )

@@ -5,6 +5,20 @@ with a SKILL.md is a skill and is not descended into (its subfolders are its res
 Hidden folders and ``node_modules`` are skipped unless ``include_hidden``; the root itself may
 live inside a hidden folder. The walk is bounded in depth and in folders visited, follows
 symlinked folders but never round a loop, and turns every problem into a diagnostic.
+
+Rules for real trees (docs/design.md, "Discovery rules"):
+
+* A skill folder is named by the path it was reached by: a link ``root/x -> ../store/y`` is
+  the skill folder ``root/x`` (its name is checked against ``x``); its resolved folder is kept
+  beside it (:attr:`Found.real`) for reads that follow no link.
+* One folder reached twice (directly and through a link, or through two links) is one skill:
+  the direct path wins, else the first in walk order; the other is an ignored candidate
+  (``discovery.same_folder``), never a skill "shadowed by" itself.
+* A file named ``SKILL.MD`` or ``Skill.md`` (only ``SKILL.md`` and ``skill.md`` are read) and
+  a SKILL.md link leading nowhere are ignored candidates (``discovery.wrong_case``,
+  ``discovery.dangling``), reported, never silent.
+* A SKILL.md link leading outside its folder is refused with that reason (a skipped SKILL.md:
+  nothing would pin or scan what it says), never half-usable.
 """
 
 from __future__ import annotations
@@ -19,7 +33,13 @@ from typing import Final, NamedTuple
 from skillshelf.core.diagnostics import Diagnostic, Severity
 from skillshelf.core.frontmatter import FrontmatterError, Mode
 from skillshelf.skills.index_cache import Index, Row, encode_row
-from skillshelf.skills.skill import SKILL_MD_NAMES, ParsedSkillMd, parse_skill_md, read_skill_md
+from skillshelf.skills.skill import (
+    SKILL_MD_NAMES,
+    DanglingSkillMdError,
+    ParsedSkillMd,
+    parse_skill_md,
+    read_skill_md,
+)
 
 __all__ = [
     "DEFAULT_MAX_DEPTH",
@@ -28,6 +48,7 @@ __all__ = [
     "Index",
     "WalkOptions",
     "WalkResult",
+    "nested_skill_mds",
     "walk_root",
 ]
 
@@ -64,11 +85,14 @@ class Found(NamedTuple):
         skill_md: Its path.
         row: Its index row (reused when the file is unchanged).
         parsed: The fresh parse result, when the file was read on this walk.
+        real: The skill folder with links resolved, when a link was on the way to it (None:
+            ``skill_md``'s folder is already its real path).
     """
 
     skill_md: str
     row: Row
     parsed: ParsedSkillMd | None = None
+    real: str | None = None
 
 
 @dataclass(slots=True)
@@ -77,6 +101,7 @@ class WalkResult:
 
     found: list[Found] = field(default_factory=list)
     diagnostics: list[Diagnostic] = field(default_factory=list)
+    ignored: list[Diagnostic] = field(default_factory=list)  # candidates that are no skill
     dirs_visited: int = 0
     parsed: int = 0  # SKILL.md files actually read (not reused from the index)
 
@@ -91,16 +116,48 @@ def walk_root(root: str, options: WalkOptions, index: Index | None = None) -> Wa
             is reused instead of re-read.
     """
     walker = _Walker(options, index or {})
-    root = os.path.realpath(root)
-    single = walker.try_skill(root)
+    reached = os.path.abspath(root)
+    try:
+        real = os.path.realpath(root)
+    except OSError:  # a link on the way swapped out meanwhile: walk it by its name
+        real = reached
+    single = walker.try_skill(reached, real)
     if single is None:
         try:
-            st = os.stat(root)
+            st = os.stat(real)
             walker.seen_dirs.add((st.st_dev, st.st_ino))
         except OSError:
             pass
-        walker.descend(root, 0)
+        walker.descend(reached, real, 0)
+    _one_per_folder(walker.result)
     return walker.result
+
+
+def _one_per_folder(result: WalkResult) -> None:
+    """Keep one skill per real folder: the one reached directly, else the first."""
+    if not any(f.real is not None for f in result.found):
+        return
+    kept: dict[str, Found] = {}
+    for found in result.found:
+        key = found.real or found.skill_md.rpartition(os.sep)[0]
+        first = kept.get(key)
+        if first is None or (first.real is not None and found.real is None):
+            kept[key] = found
+    dropped = [f for f in result.found if kept[f.real or f.skill_md.rpartition(os.sep)[0]] is not f]
+    for found in dropped:
+        winner = kept[found.real or found.skill_md.rpartition(os.sep)[0]]
+        result.ignored.append(
+            Diagnostic(
+                "discovery.same_folder",
+                "info",
+                f"The same folder as {winner.skill_md.rpartition(os.sep)[0]} (reached again "
+                "through a symbolic link); listed once, by that path",
+                None,
+                found.skill_md,
+            )
+        )
+    gone = {id(f) for f in dropped}
+    result.found = [f for f in result.found if id(f) not in gone]
 
 
 class _Walker:
@@ -111,8 +168,9 @@ class _Walker:
         self.seen_dirs: set[tuple[int, int]] = set()
         self.capped = False
 
-    def try_skill(self, directory: str) -> Found | None:
-        """Record ``directory`` as a skill if it holds a SKILL.md."""
+    def try_skill(self, directory: str, real: str) -> Found | None:
+        """Record ``directory`` (resolved: ``real``) as a skill if it holds a SKILL.md."""
+        linked = None if real == directory else real
         for md_name in SKILL_MD_NAMES:
             md_path = f"{directory}{os.sep}{md_name}"
             cached = self.index.get(md_path)
@@ -120,17 +178,20 @@ class _Walker:
                 if cached is not None:
                     st = os.stat(md_path)
                     if cached[0] == st.st_mtime_ns and cached[1] == st.st_size:
-                        found = Found(md_path, cached)
+                        found = Found(md_path, cached, None, linked)
                         self.result.found.append(found)
                         return found
                 preread = read_skill_md(md_path, full=self.options.full_read)
             except FrontmatterError as exc:
-                return self._record(md_path, _failed(md_path, exc.code, exc.message))
+                return self._record(md_path, _failed(md_path, exc.code, exc.message), linked)
+            except DanglingSkillMdError as exc:
+                self._ignore("discovery.dangling", str(exc.strerror), md_path)
+                continue
             except OSError as exc:
                 if exc.errno in _NOT_THERE:
                     continue
                 message = f"Cannot read SKILL.md: {exc.strerror}"
-                return self._record(md_path, _failed(md_path, "file.unreadable", message))
+                return self._record(md_path, _failed(md_path, "file.unreadable", message), linked)
             self.result.parsed += 1
             parsed = parse_skill_md(
                 md_path,
@@ -139,15 +200,18 @@ class _Walker:
                 dir_name=directory.rpartition(os.sep)[2],
                 preread=preread,
             )
-            return self._record(md_path, parsed)
+            return self._record(md_path, parsed, linked)
         return None
 
-    def _record(self, md_path: str, parsed: ParsedSkillMd) -> Found:
-        found = Found(md_path, encode_row(parsed), parsed)
+    def _record(self, md_path: str, parsed: ParsedSkillMd, real: str | None) -> Found:
+        found = Found(md_path, encode_row(parsed), parsed, real)
         self.result.found.append(found)
         return found
 
-    def descend(self, directory: str, depth: int) -> None:
+    def _ignore(self, code: str, message: str, path: str) -> None:
+        self.result.ignored.append(Diagnostic(code, "warning", message, None, path))
+
+    def descend(self, directory: str, real: str, depth: int) -> None:
         if depth >= self.options.max_depth:
             return
         result = self.result
@@ -167,11 +231,17 @@ class _Walker:
                     severity="warning",
                 )
                 return
-            # Symlinked folders are recorded by their real path, so every skill path is
-            # canonical (containment checks and skills-ref's locations both rely on it).
-            path = os.path.realpath(entry.path) if entry.is_symlink() else entry.path
-            if try_skill(path) is None and self._enter(entry):
-                self.descend(path, depth + 1)
+            # A folder is named by the path it was reached by (a link's name, as skills-ref
+            # sees it); its real path is worked out only when a link is on the way.
+            if entry.is_symlink():
+                try:
+                    entry_real = os.path.realpath(entry.path)
+                except OSError:  # the link swapped out meanwhile: it leads nowhere now
+                    continue
+            else:
+                entry_real = f"{real}{os.sep}{entry.name}"
+            if try_skill(entry.path, entry_real) is None and self._enter(entry):
+                self.descend(entry.path, entry_real, depth + 1)
 
     def _subdirs(self, directory: str) -> Iterator[os.DirEntry[str]]:
         try:
@@ -183,6 +253,9 @@ class _Walker:
         hidden_ok = self.options.include_hidden
         for entry in entries:
             name = entry.name
+            if len(name) == 8 and name.lower() == "skill.md":
+                self._wrong_case(entry)
+                continue
             if not hidden_ok and (name.startswith(".") or name in _ALWAYS_SKIPPED):
                 continue
             try:
@@ -190,6 +263,18 @@ class _Walker:
                     yield entry
             except OSError:
                 continue
+
+    def _wrong_case(self, entry: os.DirEntry[str]) -> None:
+        # Listed in a folder that is not a skill: a SKILL.md here is a dangling link, which
+        # try_skill has reported already.
+        if entry.name in SKILL_MD_NAMES:
+            return
+        self._ignore(
+            "discovery.wrong_case",
+            f"A file named {entry.name!r} is not read: only SKILL.md (or skill.md) makes a "
+            "skill; rename it",
+            entry.path,
+        )
 
     def _enter(self, entry: os.DirEntry[str]) -> bool:
         """Decide whether to walk into a non-skill folder (loop detection for symlinks)."""
@@ -216,6 +301,21 @@ class _Walker:
 
     def _diag(self, code: str, message: str, path: str, *, severity: Severity = "error") -> None:
         self.result.diagnostics.append(Diagnostic(code, severity, message, None, path))
+
+
+def nested_skill_mds(directory: str) -> list[str]:
+    """SKILL.md files (any case) below a skill folder, as paths relative to it.
+
+    Skills are not looked for inside skills, so these are files of the outer skill. Found by
+    the one skill walker (:func:`~skillshelf.skills.walk.walk_skill`), not a walk of its own.
+    """
+    from skillshelf.skills.walk import walk_skill
+
+    return [
+        e.path
+        for e in walk_skill(directory).entries
+        if "/" in e.path and e.path.rpartition("/")[2].lower() == "skill.md" and e.kind != "dir"
+    ]
 
 
 def _failed(md_path: str, code: str, message: str) -> ParsedSkillMd:

@@ -186,7 +186,7 @@ def open_skill_file(
     Args:
         skill_dir: The skill folder.
         relative: The path as the model sent it.
-        anchored: ``skill_dir`` is the skill's canonical folder (``Skill.path``, links
+        anchored: ``skill_dir`` is the skill's canonical folder (``Skill.real_path``, links
             resolved at discovery): it is then not followed either, so the skill folder
             itself swapped for a link is refused too. Otherwise it may be a link.
 

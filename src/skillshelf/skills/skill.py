@@ -17,12 +17,13 @@ from skillshelf.core.frontmatter import (
 )
 from skillshelf.core.manifest import Manifest, build_manifest
 from skillshelf.core.verdict import is_valid
-from skillshelf.errors import SkillshelfError
+from skillshelf.errors import SkillshelfError, clip
 from skillshelf.skills.walk import open_beneath, resolve_inside
 
 __all__ = [
     "MAX_SKILL_MD_BYTES",
     "SKILL_MD_NAMES",
+    "DanglingSkillMdError",
     "ParsedSkillMd",
     "Skill",
     "parse_skill_md",
@@ -53,6 +54,8 @@ class Skill:
         diagnostics: Warnings (and non-fatal errors) found while loading it.
         mtime_ns: SKILL.md's modification time when read.
         size: SKILL.md's size in bytes when read.
+        real_directory: The skill directory with symbolic links resolved at discovery (equal
+            to ``directory`` unless a link was on the way to it).
     """
 
     __slots__ = (
@@ -60,6 +63,7 @@ class Skill:
         "_diagnostics",
         "_manifest",
         "_manifest_row",
+        "_real",
         "description",
         "directory",
         "mtime_ns",
@@ -78,6 +82,8 @@ class Skill:
         diagnostics: tuple[Diagnostic, ...] = (),
         mtime_ns: int = 0,
         size: int = 0,
+        *,
+        real_directory: str | None = None,
     ) -> None:
         self.name = manifest.name
         self.description = manifest.description
@@ -90,6 +96,7 @@ class Skill:
         self._manifest_row: tuple[object, ...] | None = None
         self._diagnostics: tuple[Diagnostic, ...] | None = diagnostics
         self._diag_rows: tuple[tuple[object, ...], ...] = ()
+        self._real = real_directory
 
     @classmethod
     def from_row(
@@ -102,6 +109,7 @@ class Skill:
         root: str,
         mtime_ns: int,
         size: int,
+        real_directory: str | None = None,
     ) -> Skill:
         """Build a skill from an index row without decoding its manifest yet."""
         skill = cls.__new__(cls)
@@ -116,6 +124,7 @@ class Skill:
         skill._manifest_row = manifest_row
         skill._diagnostics = None
         skill._diag_rows = diag_rows
+        skill._real = real_directory
         return skill
 
     def __repr__(self) -> str:
@@ -146,6 +155,16 @@ class Skill:
     def path(self) -> Path:
         """The skill directory."""
         return Path(self.directory)
+
+    @property
+    def real_directory(self) -> str:
+        """The skill directory with links resolved at discovery."""
+        return self._real or self.directory
+
+    @property
+    def real_path(self) -> Path:
+        """:attr:`real_directory` as a path: what reads open without following any link."""
+        return Path(self._real or self.directory)
 
     @property
     def skill_md(self) -> Path:
@@ -207,6 +226,10 @@ class ParsedSkillMd:
     valid: bool = False
 
 
+class DanglingSkillMdError(FileNotFoundError):
+    """SKILL.md is a symbolic link to something that does not exist (``strerror`` says so)."""
+
+
 def open_skill_md(path: Path | str) -> int:
     """Open a SKILL.md the way every face reads it: the bytes served are the bytes pinned.
 
@@ -217,6 +240,7 @@ def open_skill_md(path: Path | str) -> int:
     refused, since nothing would pin what it says.
 
     Raises:
+        DanglingSkillMdError: It is a link leading nowhere.
         OSError: It is missing, not a regular file (``EINVAL``, e.g. a FIFO), a folder, or a
             link leading outside the skill (``ELOOP``).
     """
@@ -228,6 +252,17 @@ def open_skill_md(path: Path | str) -> int:
             raise
     real = os.path.realpath(directory)
     target, kind = resolve_inside(os.path.join(real, name), real)
+    if target is None and not os.path.exists(path):
+        try:
+            text = os.readlink(path)
+        except OSError:  # swapped out meanwhile
+            text = "?"
+        raise DanglingSkillMdError(
+            errno.ENOENT,
+            f"{name} is a symbolic link to {clip(text, 200, quoted=True)}, which does not "
+            "exist; the folder is not a skill",
+            os.fspath(path),
+        )
     if target is None or kind != "file":
         raise OSError(
             errno.ELOOP,

@@ -559,7 +559,8 @@ class SkillTools:
         return text, {"skill": name, "was_loaded": was_loaded}
 
     def _exec(self, args: Any) -> tuple[str, dict[str, Any]]:
-        from skillshelf.exec.runner import SandboxUnavailableError, select_executor
+        from skillshelf.exec.executors import select_executor
+        from skillshelf.exec.runner import SandboxUnavailableError
         from skillshelf.exec.skill_limits import apply_skill_limits, read_skill_limits
         from skillshelf.exec.workspace import ExecPolicy, execute, shell_command
 

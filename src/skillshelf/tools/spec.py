@@ -32,6 +32,7 @@ __all__ = [
     "UNKNOWN_SKILL_ADVICE",
     "ArgumentProblem",
     "ParsedArgs",
+    "ParsedModelArgs",
     "SkillListArgs",
     "SkillListDocsArgs",
     "SkillLoadArgs",
