@@ -253,8 +253,8 @@ def test_trace_file_has_a_line_per_model_step_and_tool_call(
     agent_for(server, repo, trace=trace).run_sync("what is in data.csv?", session_id="s1")
     trace.close()
     records = [json.loads(line) for line in path.read_text().splitlines()]
-    assert [r["type"] for r in records] == ["turn", "model", "tool", "model"]
-    turn, step1, call, step2 = records
+    assert [r["type"] for r in records] == ["turn", "model", "tool", "model", "run"]
+    turn, step1, call, step2, totals = records
     assert {r["session"] for r in records} == {"s1"}
     assert {r["agent"] for r in records} == {"main"}
     assert len({r["user_digest"] for r in records}) == 1
@@ -264,6 +264,8 @@ def test_trace_file_has_a_line_per_model_step_and_tool_call(
     assert call["tool"] == "skill_load" and call["status"] == "ok"
     assert call["arguments"] == {"skill": "csv-insights", "docs": [], "include_all_docs": False}
     assert call["retry_count"] == 0 and call["duration_ms"] >= 0
+    assert call["error_kind"] is None and call["message"] is None
+    assert totals["tool_calls"] == {"ok": 1} and totals["loaded"] == ["csv-insights"]
     assert "ts" in turn
 
 
@@ -346,8 +348,9 @@ def test_a_model_looping_on_a_failing_call_is_stopped(
     trace = io.StringIO()
     with pytest.raises(RepeatedToolFailureError, match="skill_read_file"):
         agent_for(server, repo, max_steps=10, trace=Trace(trace)).run_sync("read it")
-    last = json.loads(trace.getvalue().splitlines()[-1])
-    assert (last["type"], last["error"]) == ("error", "RepeatedToolFailureError")
+    error, totals = [json.loads(line) for line in trace.getvalue().splitlines()[-2:]]
+    assert (error["type"], error["error"]) == ("error", "RepeatedToolFailureError")
+    assert (totals["type"], totals["outcome"]) == ("run", "error")
     statuses = [json.loads(line).get("status") for line in trace.getvalue().splitlines()]
     assert [s for s in statuses if s] == ["recoverable", "recoverable", "fatal"]
     assert len(server.requests) == 4
@@ -446,8 +449,10 @@ def test_sub_agent_steps_are_traced_under_its_own_name(
     assert [(r["type"], r["agent"]) for r in records if r["type"] != "turn"] == [
         ("model", "main"),
         ("model", "helper"),
+        ("run", "helper"),
         ("tool", "main"),
         ("model", "main"),
+        ("run", "main"),
     ]
     assert {r["session"] for r in records} == {"s"}
     assert "helper" in tool_names(server.bodies()[0])

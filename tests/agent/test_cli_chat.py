@@ -36,7 +36,7 @@ def test_one_message_prints_the_final_answer(servers: list[FakeOpenAI], tmp_path
     assert "<available_skills>" in first["messages"][0]["content"]
     assert "Turn a range of commits" in second["messages"][-1]["content"]
     kinds = [json.loads(line)["type"] for line in trace.read_text().splitlines()]
-    assert kinds == ["turn", "model", "tool", "model"]
+    assert kinds == ["turn", "model", "tool", "model", "run"]
 
 
 def test_slash_command_from_the_command_line(

@@ -7,6 +7,7 @@ import pytest
 
 from skillshelf.errors import UsageError
 from skillshelf.tools.imported import import_tools, stub_tool
+from skillshelf.tools.spec import ArgumentProblem, ParsedModelArgs
 
 
 def test_a_function_becomes_a_tool_with_its_signature_as_schema() -> None:
@@ -37,6 +38,9 @@ def test_a_stub_checks_required_arguments_and_returns_its_result() -> None:
         {"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]},
         ["a.txt"],
     )
-    assert isinstance(tool.validate({}), str) and "path" in str(tool.validate({}))
-    assert tool.validate({"path": "."}) == {"path": "."}
+    missing = tool.validate({})
+    assert isinstance(missing, ArgumentProblem) and missing.kind == "missing"
+    assert "'path'" in missing.message and "Ask the user" in missing.message
+    valid = tool.validate({"path": "."})
+    assert isinstance(valid, ParsedModelArgs) and valid.values == {"path": "."}
     assert anyio.run(lambda: tool.invoke({"path": "."}, None)) == ["a.txt"]

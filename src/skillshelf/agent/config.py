@@ -13,7 +13,12 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Final, Literal
 
 from skillshelf.agent.materialize import Placement
-from skillshelf.agent.results import DEFAULT_MAX_STEPS, RetryPolicy
+from skillshelf.agent.results import (
+    DEFAULT_MAX_STEPS,
+    DEFAULT_TOOL_RETRIES,
+    DEFAULT_TOOL_TIMEOUT_S,
+    RetryPolicy,
+)
 from skillshelf.agent.tool_style import GUIDANCE, ToolStyle, guidance
 from skillshelf.agent.trace import Trace
 from skillshelf.core.catalog import CatalogEntry, CatalogFormat, render_catalog
@@ -30,7 +35,14 @@ if TYPE_CHECKING:
     from skillshelf.exec.runner import Executor
     from skillshelf.exec.workspace import ExecPolicy, WorkspaceManager
 
-__all__ = ["DEFAULT_CATALOG_BUDGET", "GUIDANCE", "AgentConfig", "CatalogPlacement"]
+__all__ = [
+    "DEFAULT_CATALOG_BUDGET",
+    "DEFAULT_TOOL_RETRIES",
+    "DEFAULT_TOOL_TIMEOUT_S",
+    "GUIDANCE",
+    "AgentConfig",
+    "CatalogPlacement",
+]
 
 DEFAULT_CATALOG_BUDGET: Final = 12_000  # characters: a few hundred skills with trimmed text
 CatalogPlacement = Literal["system", "reminder"]
@@ -39,6 +51,9 @@ _REMINDER_LEAD: Final = "The following skills are available in this conversation
 
 class AgentConfig:
     """An agent's configuration (see :class:`~skillshelf.agent.loop.Agent`, which runs it).
+
+    A sub-agent that runs a ``context: fork`` skill has ``fork_of`` set to that skill, so its
+    own loads of it are ordinary loads, not another fork.
 
     Args:
         model: The model (see :mod:`skillshelf.models`).
@@ -71,7 +86,13 @@ class AgentConfig:
             :class:`~skillshelf.tools.skill_tools.SkillTools`).
         executor: Runs ``workspace_exec`` commands (default: ``auto``).
         exec_policy: What ``workspace_exec`` may run.
+        tool_timeout_s: Seconds a user tool's call may take, unless the tool sets its own
+            ``timeout_s``.
+        tool_retries: Identical failing calls of a user tool the model may retry before it is
+            told to stop, unless the tool sets its own ``retries``.
     """
+
+    fork_of: str | None = None
 
     def __init__(
         self,
@@ -100,11 +121,17 @@ class AgentConfig:
         workspace: WorkspaceManager | None = None,
         executor: Executor | None = None,
         exec_policy: ExecPolicy | None = None,
+        tool_timeout_s: float = DEFAULT_TOOL_TIMEOUT_S,
+        tool_retries: int = DEFAULT_TOOL_RETRIES,
     ) -> None:
         if max_steps < 1:
             raise UsageError("max_steps must be at least 1")
         if max_loaded < 1:
             raise UsageError("max_loaded must be at least 1")
+        if not tool_timeout_s > 0:
+            raise UsageError("tool_timeout_s must be positive")
+        if tool_retries < 0:
+            raise UsageError("tool_retries must not be negative")
         self.model = model
         self.repo = repo
         self.name = name
@@ -129,6 +156,8 @@ class AgentConfig:
         self.workspace = workspace
         self.executor = executor
         self.exec_policy = exec_policy
+        self.tool_timeout_s = tool_timeout_s
+        self.tool_retries = tool_retries
         self.warnings = check_names(self.tools, self.activations)
 
     def system_prompt(self) -> str:

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any, Final
 
 import anyio
 
+from skillshelf.agent.fork import fork_config, fork_result, forks, named_agent_tool
 from skillshelf.agent.history import (
     HistoryError,
     HistoryLimit,
@@ -38,12 +39,15 @@ from skillshelf.agent.results import (
 )
 from skillshelf.agent.tool_style import canonical_call, styled_definitions
 from skillshelf.agent.trace import Trace, digest, span
+from skillshelf.core.search import closest_names
 from skillshelf.core.session import SessionState, call_signature, grade_failure
 from skillshelf.core.slash import SlashCommand, SlashCommandError, expand, parse_commands
-from skillshelf.errors import SkillshelfError, ToolError, clip
+from skillshelf.errors import SkillshelfError, ToolError, UsageError, clip
 from skillshelf.models import ModelRequest, ModelResponse, TextSink, TransientModelError, Usage
 from skillshelf.skills.content import render_load
+from skillshelf.skills.skill import Skill
 from skillshelf.tools.skill_tools import SkillTools
+from skillshelf.tools.spec import ArgumentProblem, normalise_tool_name
 from skillshelf.tools.user_tools import Activation, Tool, activated_tools, call_allowed, tool_set
 
 if TYPE_CHECKING:
@@ -55,8 +59,21 @@ logger = logging.getLogger("skillshelf.agent")
 
 MAX_EMPTY_REPLIES: Final = 2  # an empty reply is asked again this often before giving up
 MAX_RESULT_CHARS: Final = 24_000  # of a user tool's result sent back to the model
+TRACE_MESSAGE_CHARS: Final = 500  # of a failed call's message kept in the trace
 NUDGE: Final = "Your last reply was empty. Answer the user, or call one of the tools."
 _ACTIVATIONS_KEY: Final = "#activations"
+
+
+@dataclass(slots=True)
+class _Outcome:
+    """One tool call's graded result, before it becomes a :class:`ToolRecord`."""
+
+    status: str
+    content: str
+    arguments: Any
+    kind: str | None = None
+    notes: tuple[str, ...] = ()
+    repairs: tuple[str, ...] = ()
 
 
 @dataclass(slots=True)
@@ -72,6 +89,7 @@ class _Run:
     empty: int = 0
     step: int = 0
     usage: Usage | None = None
+    started: float = field(default_factory=time.perf_counter)
 
 
 class Conversation:
@@ -180,8 +198,10 @@ class Conversation:
             result = await self._loop(run)
         except SkillshelfError as exc:
             self._record("error", run, error=type(exc).__name__, message=str(exc))
+            self._totals(run, outcome="error", error=type(exc).__name__)
             raise
         self._save()
+        self._totals(run, outcome="answer")
         return result
 
     async def _loop(self, run: _Run) -> RunResult:
@@ -471,85 +491,155 @@ class Conversation:
         call = canonical_call(call, self.agent.tool_style)  # records speak the contract
         signature = call_signature(call.name, call.arguments)
         retry_count = state.failures.get(signature, 0)
-        with span("skillshelf.tool", {"agent": self.agent.name, "tool": call.name}) as extra:
-            graded = call.name in self.model_tools.tool_names  # SkillTools counted it already
-            if graded:
-                status, content, arguments = self._skill_call(call, history, state)
-            elif call.name in run.offered:
-                status, content, arguments = await self._user_call(
-                    run.offered[call.name], call, state
-                )
+        name = self._tool_name(call.name, run)
+        with span("skillshelf.tool", {"agent": self.agent.name, "tool": name}) as extra:
+            if name in self.model_tools.tool_names:  # SkillTools grades and counts its own
+                outcome = await self._skill_call(call, name, history, state)
+            elif name in run.offered:
+                outcome = await self._user_call(run.offered[name], call, state)
+                if outcome.status == "recoverable":
+                    limit = _retries(run.offered[name], self.agent) + 1
+                    count = self._record_failure(signature)
+                    outcome.status, outcome.content = grade_failure(
+                        name, count, outcome.content, limit=limit
+                    )
             else:
-                available = ", ".join([*self.model_tools.tool_names, *run.offered])
-                status, content, arguments = (
-                    "recoverable",
-                    f"Unknown tool {clip(call.name)!r}. Available tools: {available}.",
-                    call.arguments,
-                )
-            if status == "recoverable" and not graded:
-                status, content = grade_failure(call.name, self._record_failure(signature), content)
-            if status == "fatal":
+                outcome = self._unknown_tool(call, run)
+                count = self._record_failure(signature)
+                outcome.status, outcome.content = grade_failure(call.name, count, outcome.content)
+            if name != call.name:
+                outcome.repairs = (f"Read tool name {_shown(call.name)} as '{name}'.",)
+                outcome.repairs += outcome.notes
+            else:
+                outcome.repairs = outcome.notes
+            if outcome.status == "fatal":
                 run.fatal.add(signature)
-            extra["status"] = status
-        return ToolRecord(call.id, call.name, arguments, status, content, _ms(started), retry_count)
+            extra["status"] = outcome.status
+        return ToolRecord(
+            call.id,
+            name,
+            outcome.arguments,
+            outcome.status,
+            outcome.content,
+            _ms(started),
+            retry_count,
+            error_kind=outcome.kind if outcome.status != "ok" else None,
+            repairs=outcome.repairs,
+        )
 
-    def _skill_call(
-        self, call: Any, history: set[str], state: SessionState
-    ) -> tuple[str, str, Any]:
+    def _tool_name(self, sent: str, run: _Run) -> str:
+        """The tool a slipped name means (``Skill-Load`` → ``skill_load``), by the one
+        normaliser of :mod:`skillshelf.tools.spec`; the name as sent when none fits."""
+        known = [*self.model_tools.tool_names, *run.offered]
+        return normalise_tool_name(sent, known) or sent
+
+    def _unknown_tool(self, call: Any, run: _Run) -> _Outcome:
+        available = [*self.model_tools.tool_names, *run.offered]
+        close = closest_names(call.name, available) if len(call.name) <= 256 else []
+        hint = f" Did you mean: {', '.join(close)}?" if close else ""
+        message = (
+            f"Unknown tool {_shown(call.name)}.{hint} Available tools: {', '.join(available)}."
+        )
+        return _Outcome("recoverable", message, call.arguments, "unknown_tool")
+
+    async def _skill_call(
+        self, call: Any, name: str, history: set[str], state: SessionState
+    ) -> _Outcome:
         from skillshelf.tools import spec as toolspec
 
         names = [s.name for s in self.model_tools.visible_skills() if s.model_invocable]
-        parsed = toolspec.parse_arguments(call.name, call.arguments, skill_names=names)
+        parsed = toolspec.parse_arguments(name, call.arguments, skill_names=names)
         arguments = call.arguments
         if isinstance(parsed, toolspec.ParsedArgs):
             arguments = parsed.args.model_dump()
-            # The MCP server's conversation handle means nothing in process: unset, unshown.
-            if arguments.get("conversation", "") is None:
-                del arguments["conversation"]
-        if call.name == "workspace_exec" and isinstance(parsed, toolspec.ParsedArgs):
+            # The MCP server's conversation handle means nothing in process, and a load
+            # without args has none: unset, unshown.
+            for key in ("conversation", "args"):
+                if arguments.get(key, "") is None:
+                    del arguments[key]
+        if name == "skill_load" and isinstance(parsed, toolspec.ParsedArgs):
+            skill = self.agent.repo.find(parsed.args.skill)  # type: ignore[attr-defined]
+            if skill is not None and forks(skill, self.agent, state):
+                return await self._fork(skill, parsed.args, arguments, call)
+        if name == "workspace_exec" and isinstance(parsed, toolspec.ParsedArgs):
             # A skill's allowed-tools speak of Bash(python3:*): workspace_exec is that shell.
             command = getattr(parsed.args, "command", "")
             refusal = self._refusal("Bash", {"command": command}, state)
             if refusal:
-                return "recoverable", refusal, arguments
-        result = self.model_tools.call(
-            call.name, call.arguments, call_id=call.id, history_call_ids=history
-        )
-        if result.status == "ok" and call.name == "skill_load" and result.data:
-            self._on_loaded(str(result.data["skill"]))
-        return result.status, result.content, arguments
-
-    async def _user_call(self, tool: Tool, call: Any, state: SessionState) -> tuple[str, str, Any]:
-        try:
-            arguments = json.loads(call.arguments or "{}")
-        except ValueError as exc:
-            return (
-                "recoverable",
-                f"The arguments for {tool.name} are not valid JSON ({exc}). Send one JSON "
-                "object with the arguments.",
+                return _Outcome("recoverable", refusal, arguments, "refused")
+        # In a worker thread: a running script must not hold up the step's other calls.
+        result = await anyio.to_thread.run_sync(
+            functools.partial(
+                self.model_tools.call,
+                name,
                 call.arguments,
+                call_id=call.id,
+                history_call_ids=history,
             )
-        if not isinstance(arguments, dict):
-            return "recoverable", f"The arguments for {tool.name} must be a JSON object.", arguments
-        refusal = self._refusal(tool.name, arguments, state)
-        if refusal:
-            return "recoverable", refusal, arguments
-        validated = tool.validate(arguments)
-        if isinstance(validated, str):
-            return "recoverable", validated, arguments
+        )
+        if result.status == "ok" and name == "skill_load" and result.data:
+            self._on_loaded(str(result.data["skill"]))
+        return _Outcome(result.status, result.content, arguments, result.kind, result.notes)
+
+    async def _fork(self, skill: Skill, args: Any, arguments: Any, call: Any) -> _Outcome:
+        """Run a ``context: fork`` skill in a sub-agent (see :mod:`skillshelf.agent.fork`)."""
+        task = expand(skill.body(), args.args or "", skill_dir=skill.directory)
+        named = named_agent_tool(self.agent.tools, skill.manifest.agent)
         context = ToolContext(self.session_id, self.agent.name, self.trace)
         try:
-            value = await tool.invoke(validated, context)
+            if named is not None:
+                output = await named.invoke({"task": task}, context)
+            else:  # as an as_tool() sub-agent runs: same session, its own agent key
+                sub = Conversation(
+                    fork_config(self.agent, skill), self.session_id, trace=self.trace
+                )
+                output = (await sub.send(task)).output
+        except (SkillshelfError, UsageError) as exc:
+            message = (
+                f"The skill {skill.name!r} runs in a sub-agent, which failed: "
+                f"{clip(str(exc))}. Tell the user, or try another way."
+            )
+            count = self._record_failure(call_signature(call.name, call.arguments))
+            status, message = grade_failure("skill_load", count, message)
+            return _Outcome(status, message, arguments, "tool_error")
+        return _Outcome("ok", fork_result(skill, _text(output)), arguments)
+
+    async def _user_call(self, tool: Tool, call: Any, state: SessionState) -> _Outcome:
+        parsed = tool.validate(call.arguments)
+        if isinstance(parsed, ArgumentProblem):
+            return _Outcome("recoverable", parsed.message, call.arguments, parsed.kind)
+        arguments, notes = parsed.values, parsed.notes
+        if parsed.ignored:
+            notes += (f"Ignored unknown arguments: {', '.join(parsed.ignored)}.",)
+        refusal = self._refusal(tool.name, arguments, state)
+        if refusal:
+            return _Outcome("recoverable", refusal, arguments, "refused", notes)
+        context = ToolContext(self.session_id, self.agent.name, self.trace)
+        timeout = tool.timeout_s if tool.timeout_s is not None else self.agent.tool_timeout_s
+        try:
+            with anyio.move_on_after(timeout) as scope:
+                value = await tool.invoke(arguments, context)
         except ToolError as exc:  # ToolRetry / ToolFailed: the tool graded its own result
-            return ("recoverable" if exc.recoverable else "fatal"), str(exc), validated
+            status = "recoverable" if exc.recoverable else "fatal"
+            return _Outcome(status, str(exc), arguments, "tool_error", notes)
         except Exception as exc:  # broad on purpose: a caller's tool must not crash the run
             logger.exception("user tool %s failed (session %r)", tool.name, self.session_id)
             message = (
                 f"The tool {tool.name} failed: {type(exc).__name__}: {clip(str(exc))}. Stop "
                 "retrying it and tell the user it failed."
             )
-            return "fatal", message, validated
-        return "ok", _text(value), validated
+            return _Outcome("fatal", message, arguments, "internal", notes)
+        if scope.cancelled_caught:
+            logger.warning("user tool %s timed out after %gs", tool.name, timeout)
+            message = (
+                f"The tool {tool.name} timed out after {timeout:g}s and was abandoned; it "
+                "returned nothing. Try a smaller request, or tell the user it did not finish."
+            )
+            return _Outcome("recoverable", message, arguments, "timeout", notes)
+        content = _text(value)
+        if notes:
+            content += "\n\n(Arguments adjusted: " + " ".join(notes) + ")"
+        return _Outcome("ok", content, arguments, None, notes)
 
     def _refusal(self, tool: str, arguments: Mapping[str, Any], state: SessionState) -> str | None:
         if not self.agent.enforce_allowed_tools or not state.loaded:
@@ -578,9 +668,36 @@ class Conversation:
             duration_ms=record.duration_ms,
             retry_count=record.retry_count,
             source=record.source,
+            error_kind=record.error_kind,
+            message=None if record.status == "ok" else clip(record.content, TRACE_MESSAGE_CHARS),
+            repairs=list(record.repairs),
         )
         if run.on_tool is not None:
             run.on_tool(record)
+
+    def _totals(self, run: _Run, **fields: Any) -> None:
+        """The run's last record: what it cost and how its tool calls went."""
+        by_status: dict[str, int] = {}
+        by_kind: dict[str, int] = {}
+        for record in run.records:
+            by_status[record.status] = by_status.get(record.status, 0) + 1
+            if record.error_kind is not None:
+                by_kind[record.error_kind] = by_kind.get(record.error_kind, 0) + 1
+        self._record(
+            "run",
+            run,
+            steps=run.step,
+            tool_calls=by_status,
+            error_kinds=by_kind,
+            loaded=[
+                r.arguments.get("skill")
+                for r in run.records
+                if r.tool == "skill_load" and r.status == "ok" and isinstance(r.arguments, dict)
+            ],
+            usage=run.usage.to_json() if run.usage is not None else None,
+            duration_ms=_ms(run.started),
+            **fields,
+        )
 
     def _record(self, kind: str, run: _Run, **fields: Any) -> None:
         if self.trace is None:
@@ -608,6 +725,14 @@ def _text(value: Any) -> str:
     if len(text) > MAX_RESULT_CHARS:
         text = text[:MAX_RESULT_CHARS] + f"\n[… cut: the result had {len(text)} characters]"
     return text
+
+
+def _retries(tool: Tool, agent: AgentConfig) -> int:
+    return tool.retries if tool.retries is not None else agent.tool_retries
+
+
+def _shown(name: str) -> str:
+    return repr(clip(name))
 
 
 def _ms(started: float) -> float:

@@ -10,6 +10,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final
 
+from skillshelf.core.session import MAX_IDENTICAL_FAILURES
 from skillshelf.errors import SkillshelfError
 
 if TYPE_CHECKING:
@@ -19,6 +20,8 @@ if TYPE_CHECKING:
 __all__ = [
     "DEFAULT_INSTRUCTIONS",
     "DEFAULT_MAX_STEPS",
+    "DEFAULT_TOOL_RETRIES",
+    "DEFAULT_TOOL_TIMEOUT_S",
     "AgentError",
     "EmptyResponseError",
     "MaxStepsError",
@@ -31,6 +34,10 @@ __all__ = [
 ]
 
 DEFAULT_MAX_STEPS: Final = 20  # model requests per user message before MaxStepsError
+# A user tool (a sub-agent included) still running after this is hung, not busy: the model is
+# told it timed out instead of the run waiting for ever.
+DEFAULT_TOOL_TIMEOUT_S: Final = 300.0
+DEFAULT_TOOL_RETRIES: Final = MAX_IDENTICAL_FAILURES - 1  # as many as the skill tools allow
 # The caller's part of the system prompt when it gives none (`skillshelf chat`, evals).
 DEFAULT_INSTRUCTIONS: Final = "You are a helpful assistant."
 
@@ -73,7 +80,13 @@ class RetryPolicy:
 
 @dataclass(frozen=True, slots=True)
 class ToolRecord:
-    """One executed tool call, as the trace and :class:`RunResult` show it."""
+    """One executed tool call, as the trace and :class:`RunResult` show it.
+
+    ``tool`` is the name the call was run as (a slipped name such as ``Skill-Load`` is read as
+    ``skill_load``); ``error_kind`` says why a failed call failed (see
+    :data:`~skillshelf.tools.skill_tools.ErrorKind`); ``repairs`` are the slips in the call
+    that were forgiven.
+    """
 
     call_id: str
     tool: str
@@ -83,6 +96,8 @@ class ToolRecord:
     duration_ms: float
     retry_count: int = 0
     source: str = "model"
+    error_kind: str | None = None
+    repairs: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

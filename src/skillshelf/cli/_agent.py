@@ -17,7 +17,13 @@ from typing import Any
 import click
 
 from skillshelf.agent.config import DEFAULT_CATALOG_BUDGET
-from skillshelf.agent.results import DEFAULT_INSTRUCTIONS, DEFAULT_MAX_STEPS, RetryPolicy
+from skillshelf.agent.results import (
+    DEFAULT_INSTRUCTIONS,
+    DEFAULT_MAX_STEPS,
+    DEFAULT_TOOL_RETRIES,
+    DEFAULT_TOOL_TIMEOUT_S,
+    RetryPolicy,
+)
 from skillshelf.agent.tool_style import TOOL_STYLES
 from skillshelf.cli._common import F, exec_options, open_executor
 from skillshelf.core.session import DEFAULT_MAX_LOADED
@@ -97,6 +103,22 @@ def agent_options(func: F) -> F:
             default=_DEFAULT_RETRIES,
             show_default=True,
             help="Retries of a model request after HTTP 5xx/429 or a connection failure.",
+        ),
+        click.option(
+            "--tool-timeout",
+            "tool_timeout_s",
+            type=click.FloatRange(0, min_open=True),
+            default=DEFAULT_TOOL_TIMEOUT_S,
+            show_default=True,
+            help="Seconds a user tool's call may take before the model is told it timed out.",
+        ),
+        click.option(
+            "--tool-retries",
+            type=click.IntRange(0),
+            default=DEFAULT_TOOL_RETRIES,
+            show_default=True,
+            help="Identical failing calls of a user tool the model may retry before it is told "
+            "to stop.",
         ),
         click.option(
             "--catalog-format",
@@ -225,6 +247,8 @@ def agent_settings(values: dict[str, Any]) -> Iterator[dict[str, Any]]:
         "placement": values.pop("placement"),
         "tool_style": values.pop("tool_style"),
         "enforce_allowed_tools": values.pop("enforce_allowed_tools"),
+        "tool_timeout_s": values.pop("tool_timeout_s"),
+        "tool_retries": values.pop("tool_retries"),
     }
     if executor is None:
         yield kwargs

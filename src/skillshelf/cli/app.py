@@ -10,7 +10,7 @@ from __future__ import annotations
 import click
 
 from skillshelf._version import __version__
-from skillshelf.cli import chat, exec, improve, lint, serve, skills, tokens, trust
+from skillshelf.cli import chat, exec, improve, lint, serve, skills, tokens, trace, trust
 from skillshelf.cli import eval as eval_module
 from skillshelf.cli.errors import ShelfGroup
 
@@ -44,6 +44,7 @@ for _command in (
     improve.improve,
     lint.lint,
     tokens.tokens,
+    trace.trace,
     trust.lock,
     trust.verify,
     trust.scan,

@@ -64,6 +64,11 @@ def _command_section(command: click.Command, ctx: click.Context, path: str) -> l
         lines += [f"| `{a.make_metavar(ctx)}` | {_argument_takes(a)} |" for a in arguments]
         lines.append("")
     lines += _options_table(command, ctx)
+    if isinstance(command, click.Group):  # a command group: each subcommand in its own section
+        for name in command.list_commands(ctx):
+            sub = _command(command, ctx, name)
+            sub_ctx = click.Context(sub, info_name=name, parent=ctx, show_default=True)
+            lines += _command_section(sub, sub_ctx, f"{path} {name}")
     return lines
 
 

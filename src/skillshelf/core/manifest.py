@@ -22,6 +22,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Final
 
+from skillshelf.core.allowed_tools import is_tool_pattern
 from skillshelf.core.diagnostics import Diagnostic, Severity
 from skillshelf.core.frontmatter import Frontmatter, Mode, YamlValue
 from skillshelf.core.verdict import rule_severity
@@ -60,8 +61,13 @@ EXTENSION_FIELDS: Final = frozenset(
         "trigger_patterns",
         "allowed_tools",
         "tools",
+        "summary",
+        "context",
+        "agent",
     }
 )
+# Lenient mode reads these, in this order, as the description when it is missing or empty.
+DESCRIPTION_STAND_INS: Final = ("when_to_use", "summary")
 # alias → canonical key
 ALIASES: Final = {
     "trigger": "triggers",
@@ -102,6 +108,11 @@ class Manifest:
         metadata: Client-specific key/value pairs; values are always strings.
         allowed_tools: Tool patterns the skill expects, e.g. ``("Bash(git:*)", "Read")``.
         allowed_tools_raw: ``allowed-tools`` exactly as written, when it was a string.
+        not_tools: Entries under ``allowed-tools`` (or ``tools``…) that are not in the tool
+            grammar, e.g. agent names; they restrict nothing.
+        context: Claude Code's ``context``; ``fork`` runs the skill in a sub-agent when it
+            is loaded.
+        agent: Claude Code's ``agent``: which sub-agent runs a ``context: fork`` skill.
         disable_model_invocation: Only the user may invoke it (kept out of the catalog).
         user_invocable: The user may invoke it as ``/name``.
         argument_hint: Hint shown for ``/name`` arguments.
@@ -119,6 +130,9 @@ class Manifest:
     metadata: dict[str, str] = field(default_factory=dict)
     allowed_tools: tuple[str, ...] = ()
     allowed_tools_raw: str | None = None
+    not_tools: tuple[str, ...] = ()
+    context: str | None = None
+    agent: str | None = None
     disable_model_invocation: bool = False
     user_invocable: bool = True
     argument_hint: str | None = None
@@ -294,6 +308,7 @@ def _shown_extensions(manifest: Manifest, out: _Collector) -> Manifest:
         manifest,
         argument_hint=_shown_phrase(manifest.argument_hint, "argument-hint", out),
         when_to_use=_shown_optional(manifest.when_to_use, "when_to_use", out, lines=True),
+        agent=_shown_phrase(manifest.agent, "agent", out),
         version=_shown_phrase(manifest.version, "version", out),
         tags=_shown_phrases(manifest.tags, "tags", out),
         triggers=_shown_phrases(manifest.triggers, "triggers", out),
@@ -383,6 +398,11 @@ def _unsafe_name(name: str) -> bool:
 
 
 def _check_description(data: Mapping[str, YamlValue], out: _Collector) -> str | None:
+    raw = data.get("description")
+    if not (isinstance(raw, str) and raw.strip()) and out.mode == "lenient":
+        stand_in = _description_stand_in(data, out)
+        if stand_in is not None:
+            return stand_in
     if "description" not in data:
         out.add(
             "description.missing",
@@ -407,6 +427,27 @@ def _check_description(data: Mapping[str, YamlValue], out: _Collector) -> str | 
             "description",
         )
     return raw.strip()
+
+
+def _description_stand_in(data: Mapping[str, YamlValue], out: _Collector) -> str | None:
+    for key in DESCRIPTION_STAND_INS:
+        value = data.get(key)
+        if isinstance(value, str) and value.strip():
+            out.add(
+                "description.stand_in",
+                "warning",
+                f"No description; using {key!r} as the description (strict mode refuses this)",
+                key,
+            )
+            if len(value) > MAX_DESCRIPTION_LENGTH:
+                out.rule(
+                    "description.too_long",
+                    f"Description exceeds {MAX_DESCRIPTION_LENGTH} character limit "
+                    f"({len(value)} chars)",
+                    key,
+                )
+            return value.strip()
+    return None
 
 
 def _check_compatibility(data: Mapping[str, YamlValue], out: _Collector) -> str | None:
@@ -514,7 +555,10 @@ def _phrases(data: Mapping[str, YamlValue], canonical: str, out: _Collector) -> 
     return tuple(p for p in phrases if p)
 
 
-def _tools(data: Mapping[str, YamlValue], out: _Collector) -> tuple[tuple[str, ...], str | None]:
+def _tools(
+    data: Mapping[str, YamlValue], out: _Collector
+) -> tuple[tuple[str, ...], str | None, tuple[str, ...]]:
+    """The tool patterns, the string as written, and the entries that are not tools."""
     tools: list[str] = []
     raw: str | None = None
     for value in _alias_values(data, "allowed-tools"):
@@ -530,19 +574,37 @@ def _tools(data: Mapping[str, YamlValue], out: _Collector) -> tuple[tuple[str, .
                 "Field 'allowed-tools' should be a string or a list; ignored",
                 "allowed-tools",
             )
-    return tuple(dict.fromkeys(tools)), raw
+    entries = list(dict.fromkeys(tools))
+    not_tools = tuple(t for t in entries if not is_tool_pattern(t))
+    if not_tools:
+        key = next(k for k in data if ALIASES.get(k, k) == "allowed-tools")
+        out.add(
+            "allowed_tools.not_a_tool",
+            "warning",
+            f"Not tool patterns, so they restrict nothing: {_listed(not_tools)} "
+            "(agents a skill works with belong in 'compatibility')",
+            key,
+        )
+    return tuple(t for t in entries if t not in not_tools), raw, not_tools
+
+
+def _listed(values: tuple[str, ...]) -> str:
+    return ", ".join(clip(v, 80, quoted=True) for v in values)
 
 
 def _extensions(data: Mapping[str, YamlValue], out: _Collector) -> dict[str, object]:
-    tools, tools_raw = _tools(data, out)
+    tools, tools_raw, not_tools = _tools(data, out)
     known = SPEC_FIELDS | EXTENSION_FIELDS
     return {
         "allowed_tools": tools,
         "allowed_tools_raw": tools_raw,
+        "not_tools": not_tools,
         "disable_model_invocation": _bool(data, "disable-model-invocation", False, out),
         "user_invocable": _bool(data, "user-invocable", True, out),
         "argument_hint": _optional_str(data, "argument-hint", out),
         "when_to_use": _optional_str(data, "when_to_use", out),
+        "context": _optional_str(data, "context", out),
+        "agent": _optional_str(data, "agent", out),
         "version": _optional_str(data, "version", out),
         "tags": _str_list(data, "tags", out),
         "triggers": _phrases(data, "triggers", out),

@@ -84,6 +84,8 @@ class SkillSnapshot:
         missing_links: Relative link targets in the body that name no file of the skill,
             in the order the body mentions them.
         docs: The selected documents, in the order selected.
+        details: What the frontmatter says about the skill beyond its name, as (label,
+            value) pairs: version, license, compatibility, tags (only those it gives).
     """
 
     name: str
@@ -92,6 +94,7 @@ class SkillSnapshot:
     tree: FileTree
     missing_links: tuple[str, ...] = ()
     docs: tuple[DocSnapshot, ...] = ()
+    details: tuple[tuple[str, str], ...] = ()
 
 
 def render_skill_load(snapshot: SkillSnapshot) -> str:
@@ -104,6 +107,9 @@ def render_skill_load(snapshot: SkillSnapshot) -> str:
         f"Skill directory: {_line(snapshot.directory)}",
         _URI_HINT if snapshot.directory.startswith("skill://") else _DIRECTORY_HINT,
     ]
+    if snapshot.details:
+        shown = "; ".join(f"{label}: {_line(value)}" for label, value in snapshot.details)
+        parts.append(f"Skill details: {shown}")
     if snapshot.missing_links:
         missing = ", ".join(_line(target) for target in snapshot.missing_links)
         parts.append(f"Note: the body links to files that are not in the skill: {missing}")

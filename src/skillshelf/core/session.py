@@ -234,11 +234,12 @@ def call_signature(tool: str, arguments: object) -> str:
 
 
 def grade_failure(
-    tool: str, count: int, message: str
+    tool: str, count: int, message: str, *, limit: int = MAX_IDENTICAL_FAILURES
 ) -> tuple[Literal["recoverable", "fatal"], str]:
     """The one grading of a failed call, for skill tools and user tools alike: the model may
-    retry a recoverable failure until the same call has failed MAX_IDENTICAL_FAILURES times,
-    then it is told to stop."""
-    if count >= MAX_IDENTICAL_FAILURES:
+    retry a recoverable failure until the same call has failed ``limit`` times (a user tool's
+    retry budget plus one; MAX_IDENTICAL_FAILURES for the skill tools), then it is told to
+    stop, in a message naming ``tool``."""
+    if count >= max(1, limit):
         return "fatal", FATAL_REPEAT_MESSAGE.format(count=count, tool=tool, reason=message)
     return "recoverable", message

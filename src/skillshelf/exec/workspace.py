@@ -711,6 +711,7 @@ def execute(
     """Run ``argv`` in the workspace (in ``skill``'s staged copy when given).
 
     ``pinned`` is the skill's approved digest under a lockfile: see :meth:`Workspace.stage`.
+    ``timeout_s`` None means the policy's default.
 
     Raises:
         ToolRetry: The policy refuses the command or network access.

@@ -61,7 +61,7 @@ from skillshelf.repository import Repository
 from skillshelf.skills.skill import Skill
 from skillshelf.stores import SessionStore, open_store
 from skillshelf.tools.skill_tools import SkillTools, ToolResult
-from skillshelf.tools.spec import ALL_TOOLS
+from skillshelf.tools.spec import ALL_TOOLS, ArgumentProblem
 from skillshelf.tools.user_tools import Activation, Tool, activated_tools, check_names, tool_set
 
 if TYPE_CHECKING:
@@ -377,10 +377,10 @@ class SkillsMiddleware(AgentMiddleware[SkillsState, Any, Any]):
         tool = self._gated[call["name"]]
         started = time.perf_counter()
         validated = tool.validate(call["args"])
-        if isinstance(validated, str):
-            result = ToolResult(tool.name, "recoverable", validated)
+        if isinstance(validated, ArgumentProblem):
+            result = ToolResult(tool.name, "recoverable", validated.message)
         else:
-            result = await _invoke(tool, validated)
+            result = await _invoke(tool, validated.values)
         session = await anyio.to_thread.run_sync(self._session, request.state)
         self._record_tool(session, call, result.status, started)
         return _message(call, result)

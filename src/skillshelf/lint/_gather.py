@@ -100,7 +100,10 @@ def subject_from_skill(skill: Skill) -> LintSubject:
         raise SkillshelfError(f"Cannot read {skill.skill_md}: {exc}") from exc
     body = fm.body
     manifest = skill.manifest
-    declared = any(key in fm.data for key in _TOOLS_KEYS)
+    # A `tools:` list of agent names only is no ceiling: nothing to check the body against.
+    declared = any(key in fm.data for key in _TOOLS_KEYS) and (
+        bool(manifest.allowed_tools) or not manifest.not_tools
+    )
     files, escaping = _walk(skill.path)
     docs = frozenset(
         f for f in files if f.lower().endswith(_DOC_SUFFIXES) and f != skill.skill_md_name
@@ -114,6 +117,7 @@ def subject_from_skill(skill: Skill) -> LintSubject:
         body_line=text[: len(text) - len(body)].count("\n") + 1,
         description_line=fm.lines.get("description"),
         allowed_tools=manifest.allowed_tools if declared else None,
+        not_tools=manifest.not_tools,
         when_to_use=manifest.when_to_use,
         files=files,
         docs=_Docs(skill.path, docs),

@@ -67,6 +67,7 @@ _RULE_LIST: Final = (
     ),
     Rule("file.missing", "warning", "resource path mentioned in the body but not in the skill"),
     Rule("tools.not_granted", "warning", "body needs a tool that allowed-tools does not grant"),
+    Rule("tools.not_a_tool", "warning", "allowed-tools/tools entry that is not a tool (an agent)"),
 )
 RULES: Final[Mapping[str, Rule]] = {rule.code: rule for rule in _RULE_LIST}
 
@@ -101,7 +102,10 @@ class LintSubject:
         body: The Markdown body, or None to skip the body checks.
         body_line: The SKILL.md line the body starts on (for line numbers in findings).
         description_line: The SKILL.md line of the ``description`` key, if known.
-        allowed_tools: The ``allowed-tools`` entries, or None when the key is not declared.
+        allowed_tools: The ``allowed-tools`` entries, or None when the key is not declared
+            (or declares only entries that are not tools).
+        not_tools: Entries of ``allowed-tools`` (or its aliases) that are not in the tool
+            grammar, e.g. agent names under ``tools:``.
         when_to_use: The ``when_to_use`` extension, read with the description.
         files: Every file and folder in the skill as POSIX paths relative to it, or None
             to skip the checks that need the file list.
@@ -120,6 +124,7 @@ class LintSubject:
     body_line: int = 1
     description_line: int | None = None
     allowed_tools: tuple[str, ...] | None = None
+    not_tools: tuple[str, ...] = ()
     when_to_use: str | None = None
     files: frozenset[str] | None = None
     docs: Mapping[str, str] = field(default_factory=dict)

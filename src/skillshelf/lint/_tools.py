@@ -163,10 +163,27 @@ def _other_needs(scanned: Scanned) -> list[_Need]:
 
 
 def check_tools(subject: LintSubject) -> list[LintFinding]:
-    """Instructions in the body that the declared ``allowed-tools`` does not cover."""
+    """Instructions in the body that the declared ``allowed-tools`` does not cover, and
+    entries of it that are not tools."""
+    out = [_not_a_tool(subject, subject.not_tools)] if subject.not_tools else []
     if subject.allowed_tools is None or subject.body is None:
-        return []
-    allowed = subject.allowed_tools
+        return out
+    return out + _not_granted(subject, subject.allowed_tools)
+
+
+def _not_a_tool(subject: LintSubject, entries: Sequence[str]) -> LintFinding:
+    shown = ", ".join(f"`{_clip(e)}`" for e in entries)
+    return finding(
+        "tools.not_a_tool",
+        subject,
+        f"{shown} under allowed-tools/tools: not tools, so they restrict nothing",
+        "list agents the skill works with in 'compatibility'; keep only tools "
+        "(Bash(git:*), Read, …) under allowed-tools",
+    )
+
+
+def _not_granted(subject: LintSubject, allowed: tuple[str, ...]) -> list[LintFinding]:
+    assert subject.body is not None
     granted = {pattern_tool(p) for p in allowed}
     scanned = scan(subject.body, first_line=subject.body_line)
     out: list[LintFinding] = []

@@ -128,7 +128,19 @@ def gather_load(
         tree=file_tree(skill.path, walk=walk),
         missing_links=tuple(missing_links(skill, body, walk=walk)),
         docs=_gather_docs(skill, docs, max_doc_chars=max_doc_chars),
+        details=_details(skill),
     )
+
+
+def _details(skill: Skill) -> tuple[tuple[str, str], ...]:
+    manifest = skill.manifest
+    pairs = (
+        ("version", manifest.version),
+        ("license", manifest.license),
+        ("compatibility", manifest.compatibility),
+        ("tags", ", ".join(manifest.tags) if manifest.tags else None),
+    )
+    return tuple((label, value) for label, value in pairs if value)
 
 
 def render_load(

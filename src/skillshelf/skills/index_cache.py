@@ -32,7 +32,7 @@ __all__ = [
 ]
 
 # Bump when the parsed form changes, so stale caches are ignored rather than misread.
-_FORMAT: Final = "skillshelf-index-5"
+_FORMAT: Final = "skillshelf-index-7"
 _manifest_row: Final = operator.attrgetter(*(f.name for f in fields(Manifest)))
 
 # (mtime_ns, size, manifest fields in order or None when not valid, diagnostics as tuples)

@@ -33,6 +33,7 @@ from skillshelf.core.session import (
     call_signature,
     grade_failure,
 )
+from skillshelf.core.slash import expand
 from skillshelf.errors import (
     SkillshelfError,
     ToolError,
@@ -52,11 +53,23 @@ if TYPE_CHECKING:
     from skillshelf.exec.runner import Executor
     from skillshelf.exec.workspace import ExecPolicy, ExecResult, WorkspaceManager
 
-__all__ = ["DeclaredLoadError", "SkillTools", "ToolResult", "ToolStatus"]
+__all__ = ["DeclaredLoadError", "ErrorKind", "SkillTools", "ToolResult", "ToolStatus"]
 
 logger = logging.getLogger("skillshelf.tools")
 
 ToolStatus = Literal["ok", "recoverable", "fatal"]
+# Why a call failed, for traces: the argument problems of tools.spec, a policy refusal, a
+# timeout, an error the tool itself reported (file not found, ToolRetry/ToolFailed), or a bug.
+ErrorKind = Literal[
+    "missing",
+    "invalid",
+    "unknown_skill",
+    "unknown_tool",
+    "refused",
+    "timeout",
+    "tool_error",
+    "internal",
+]
 SchemaFormat = Literal["openai", "anthropic", "mcp"]
 _DESC_CHARS: Final = 200
 # True while a declared (user or harness) load runs: it may load user-only skills.
@@ -84,12 +97,16 @@ class ToolResult:
         status: ``ok``, ``recoverable`` or ``fatal``.
         content: The text the model sees.
         data: Structured form of the result, when there is one.
+        kind: Why it failed (None when it did not).
+        notes: The slips in the arguments that were forgiven ("arguments adjusted").
     """
 
     tool: str
     status: ToolStatus
     content: str
     data: dict[str, Any] | None = None
+    kind: ErrorKind | None = None
+    notes: tuple[str, ...] = ()
 
     @property
     def is_error(self) -> bool:
@@ -99,6 +116,10 @@ class ToolResult:
     def to_dict(self) -> dict[str, Any]:
         """The JSON shape of ``skillshelf call --json``."""
         return {"tool": self.tool, "status": self.status, "content": self.content}
+
+
+class _UnknownSkill(ToolRetry):
+    """The skill named is not one this session may use (graded ``unknown_skill``)."""
 
 
 class DeclaredLoadError(SkillshelfError):
@@ -184,7 +205,9 @@ class SkillTools:
         skill = self.repo.find(name)
         if skill is None or (self.visible is not None and not self.visible(skill)):
             suggestions = closest_names(name, self._visible_names())
-            raise ToolRetry(f"{unknown_skill_message(name, suggestions)} {UNKNOWN_SKILL_ADVICE}")
+            raise _UnknownSkill(
+                f"{unknown_skill_message(name, suggestions)} {UNKNOWN_SKILL_ADVICE}"
+            )
         if not skill.model_invocable and not _BY_USER.get():
             raise ToolRetry(
                 f"Skill {name!r} can only be invoked by the user (as /{name}); "
@@ -284,7 +307,8 @@ class SkillTools:
             return self._call(tool, arguments, call_id, history_call_ids)
         except StoreError:
             logger.exception("session store failed during %s (session %r)", tool, self.session_id)
-            return ToolResult(tool, "fatal", FATAL_STORE_MESSAGE.format(kind=self._store_kind()))
+            message = FATAL_STORE_MESSAGE.format(kind=self._store_kind())
+            return ToolResult(tool, "fatal", message, kind="internal")
 
     def _call(
         self,
@@ -300,35 +324,46 @@ class SkillTools:
             names = [s.name for s in self.visible_skills()]
         parsed = toolspec.parse_arguments(tool, arguments, skill_names=names)
         if isinstance(parsed, toolspec.ArgumentProblem):
-            return self._grade(tool, arguments, parsed.message)
+            return self._grade(tool, arguments, parsed.message, parsed.kind)
         tool, args = parsed.tool, parsed.args
+        notes = parsed.notes
         try:
             content, data = self._dispatch(tool, args, call_id, history_call_ids)
         except StoreError:
             raise  # graded in call(), the one place that answers for the store
         except ToolError as exc:
             if not exc.recoverable:
-                return ToolResult(tool, "fatal", str(exc))
-            return self._grade(tool, arguments, str(exc))
+                return ToolResult(tool, "fatal", str(exc), kind="tool_error", notes=notes)
+            kind: ErrorKind = "unknown_skill" if isinstance(exc, _UnknownSkill) else "tool_error"
+            return self._grade(tool, arguments, str(exc), kind, notes)
         except SkillshelfError as exc:
             # A file that vanished or changed under us, a skill that stopped parsing: the model
             # may retry or move on.
-            return self._grade(tool, arguments, str(exc))
+            return self._grade(tool, arguments, str(exc), "tool_error", notes)
         except Exception as exc:  # broad on purpose: a bug of ours must not crash the agent
             logger.exception("internal error in %s (session %r)", tool, self.session_id)
             reason = f"{type(exc).__name__} (logged on skillshelf.tools)"
-            return ToolResult(tool, "fatal", FATAL_INTERNAL_MESSAGE.format(reason=reason))
+            message = FATAL_INTERNAL_MESSAGE.format(reason=reason)
+            return ToolResult(tool, "fatal", message, kind="internal", notes=notes)
         if parsed.notes:
             content += "\n\n(Arguments adjusted: " + " ".join(parsed.notes) + ")"
         if parsed.ignored:
             content += "\n(Ignored unknown arguments: " + ", ".join(parsed.ignored) + ".)"
-        return ToolResult(tool, "ok", content, data)
+            notes += (f"Ignored unknown arguments: {', '.join(parsed.ignored)}.",)
+        return ToolResult(tool, "ok", content, data, notes=notes)
 
-    def _grade(self, tool: str, arguments: object, message: str) -> ToolResult:
+    def _grade(
+        self,
+        tool: str,
+        arguments: object,
+        message: str,
+        kind: ErrorKind,
+        notes: tuple[str, ...] = (),
+    ) -> ToolResult:
         signature = call_signature(tool, arguments)
         state = self._update(lambda s: s.record_failure(signature)[0])
         status, text = grade_failure(tool, state.failures.get(signature, 1), message)
-        return ToolResult(tool, status, text)
+        return ToolResult(tool, status, text, kind=kind, notes=notes)
 
     def _dispatch(
         self,
@@ -342,7 +377,9 @@ class SkillTools:
         if tool == "skill_list":
             return self._list()
         if tool == "skill_load":
-            return self._load(args.skill, args.docs, args.include_all_docs, call_id, history)
+            return self._load(
+                args.skill, args.docs, args.include_all_docs, call_id, history, args.args
+            )
         if tool == "skill_list_docs":
             docs = list_docs(self._skill(args.skill))
             text = "\n".join(docs) if docs else "(this skill has no document files)"
@@ -425,6 +462,7 @@ class SkillTools:
         include_all: bool,
         call_id: str | None,
         history: Collection[str] | None,
+        arguments: str | None = None,
     ) -> tuple[str, dict[str, Any]]:
         skill = self._skill(name)
         selected = self._resolve_docs(skill, docs, include_all)
@@ -432,7 +470,13 @@ class SkillTools:
         digest = f"{skill.mtime_ns}:{skill.size}"
         before = self.state().loaded.get(name)
         wants_docs = include_all or bool(docs)
-        if before is not None and _still_delivered(before, digest, selection, wants_docs, history):
+        # Arguments make a fresh invocation: delivered in full, never as the "already loaded" stub.
+        fresh = arguments is not None
+        if (
+            not fresh
+            and before is not None
+            and _still_delivered(before, digest, selection, wants_docs, history)
+        ):
             still_loaded = [False]
 
             def touch(state: SessionState) -> SessionState:
@@ -446,8 +490,12 @@ class SkillTools:
             if still_loaded[0]:
                 return render_already_loaded(name), {"skill": name, "already_loaded": True}
         directory = skill_uri(name) if self.locations == "uris" else None
+        body = skill.body()
+        if arguments is not None:
+            where = skill_uri(name).rstrip("/") if self.locations == "uris" else skill.directory
+            body = expand(body, arguments, skill_dir=where)
         content = render_load(
-            skill, skill.body(), selected, max_doc_chars=self.max_file_chars, directory=directory
+            skill, body, selected, max_doc_chars=self.max_file_chars, directory=directory
         )
         evicted: list[str] = []
 
@@ -513,10 +561,15 @@ class SkillTools:
     def _exec(self, args: Any) -> tuple[str, dict[str, Any]]:
         from skillshelf.exec.executors import select_executor
         from skillshelf.exec.runner import SandboxUnavailableError
-        from skillshelf.exec.workspace import execute, shell_command
+        from skillshelf.exec.skill_limits import apply_skill_limits, read_skill_limits
+        from skillshelf.exec.workspace import ExecPolicy, execute, shell_command
 
         assert self.workspace is not None
         skill = self._skill(args.skill) if args.skill else None
+        policy, limit_notes = self.exec_policy or ExecPolicy(), list[str]()
+        if skill is not None:  # the skill's own limits, never above the operator's
+            limits = read_skill_limits(skill.manifest.metadata)
+            policy, limit_notes = apply_skill_limits(policy, limits)
         if self.executor is None:
             try:
                 self.executor, self._exec_warning = select_executor("auto")
@@ -529,14 +582,16 @@ class SkillTools:
                     self.executor,
                     shell_command(args.command),
                     skill=skill,
-                    policy=self.exec_policy,
-                    timeout_s=args.timeout_s,
+                    policy=policy,
+                    # Not sent: the skill's or the policy's default, not the schema's.
+                    timeout_s=args.timeout_s if "timeout_s" in args.model_fields_set else None,
                     collect=args.collect,
                     stdin=args.stdin,
                     pinned=self.repo.pinned_digest(skill.name) if skill is not None else None,
                 )
         except OSError as exc:
             raise ToolFailed(f"The command could not be started: {exc}") from exc
+        result.notes[:0] = limit_notes
         if self._exec_warning:
             result.notes.append(self._exec_warning)
         data = result.to_json() | {"run_id": result.run_id, "executor": result.executor}

@@ -32,6 +32,7 @@ __all__ = [
     "UNKNOWN_SKILL_ADVICE",
     "ArgumentProblem",
     "ParsedArgs",
+    "ParsedModelArgs",
     "SkillListArgs",
     "SkillListDocsArgs",
     "SkillLoadArgs",
@@ -42,7 +43,9 @@ __all__ = [
     "ToolArgs",
     "ToolDef",
     "WorkspaceExecArgs",
+    "normalise_tool_name",
     "parse_arguments",
+    "parse_model_arguments",
     "to_anthropic",
     "to_mcp",
     "to_openai",
@@ -134,6 +137,14 @@ class SkillLoadArgs(ToolArgs):
     skill: _Skill
     docs: _Docs = []
     include_all_docs: _AllDocs = False
+    args: Annotated[
+        str | None,
+        StringConstraints(max_length=_MAX_TEXT),
+        Field(
+            description="Arguments for the skill, as a user would type them after /skill-name; "
+            "they replace $ARGUMENTS (and $0, $1 and so on) in its instructions."
+        ),
+    ] = None
     conversation: _Conversation = None
 
 
@@ -398,9 +409,60 @@ def parse_arguments(
         try:
             parsed = model.model_validate(args)
         except ValidationError as exc:
-            return _invalid(name, exc)
+            return _invalid(name, exc, _base_schema(name)["properties"])
         problem = _unknown_skill(name, getattr(parsed, "skill", None), names)
     return problem or ParsedArgs(name, parsed, tuple(notes), ignored)
+
+
+@dataclass(frozen=True, slots=True)
+class ParsedModelArgs:
+    """Valid arguments of a caller's tool: the validated ``values`` and the forgiven slips."""
+
+    values: dict[str, Any]
+    notes: tuple[str, ...] = ()
+    ignored: tuple[str, ...] = ()
+
+
+def parse_model_arguments(
+    tool: str,
+    model: type[BaseModel],
+    raw: Mapping[str, Any] | str | None,
+    *,
+    only_sent: bool = False,
+) -> ParsedModelArgs | ArgumentProblem:
+    """:func:`parse_arguments` for a caller's tool whose arguments are the pydantic ``model``:
+    the same forgiven slips (camelCase keys, wrapped values, numbers and booleans sent as
+    text), the same "missing → ask the user" and "invalid → fix it" messages. With
+    ``only_sent`` the values leave out the arguments the model did not send.
+    """
+    notes: list[str] = []
+    data = _load(raw, notes)
+    if isinstance(data, str):
+        return ArgumentProblem(tool, "invalid", None, data)
+    args, ignored = _normalise(model, data, notes, None)
+    problem = _missing(tool, model, args)
+    if problem is not None:
+        return problem
+    try:
+        values = model.model_validate(args).model_dump(exclude_unset=only_sent)
+    except ValidationError as exc:
+        return _invalid(tool, exc, model.model_json_schema().get("properties", {}))
+    return ParsedModelArgs(dict(values), tuple(notes), ignored)
+
+
+def normalise_tool_name(name: str, known: Collection[str]) -> str | None:
+    """The one reading of a tool name a model slipped on (``Skill-Load``, ``skillLoad``,
+    ``functions.skill_load`` → ``skill_load``): the name in ``known`` it means, or None."""
+    if name in known:
+        return name
+    key = _tool_key(name)
+    matches = [k for k in known if _tool_key(k) == key]
+    return matches[0] if len(matches) == 1 else None
+
+
+def _tool_key(name: str) -> str:
+    name = _CAMEL.sub("_", name.strip().rpartition(".")[2])
+    return name.casefold().replace("-", "_").replace(" ", "_")
 
 
 def _names_collection(names: Collection[str] | None) -> Collection[str] | None:
@@ -414,8 +476,8 @@ def _resolve_tool(tool: str, notes: list[str]) -> str | None:
         raise UsageError(f"tool must be a str, got {type(tool).__name__}")
     if tool in _MODELS:
         return tool
-    key = tool.strip().casefold().replace("-", "_").replace(" ", "_").rpartition(".")[2]
-    if key not in _MODELS:
+    key = normalise_tool_name(tool, _MODELS)
+    if key is None:
         return None
     notes.append(f"Read tool name {_shown(tool)} as '{key}'.")
     return key
@@ -453,7 +515,7 @@ def _load(raw: Mapping[str, Any] | str | None, notes: list[str]) -> dict[str, An
 
 
 def _normalise(
-    model: type[ToolArgs], data: dict[str, Any], notes: list[str], names: Collection[str] | None
+    model: type[BaseModel], data: dict[str, Any], notes: list[str], names: Collection[str] | None
 ) -> tuple[dict[str, Any], tuple[str, ...]]:
     """Rename aliased keys and fix slipped values; return them and the ignored keys."""
     fields = model.model_fields
@@ -548,7 +610,7 @@ def _number(value: Any, annotation: type) -> Any:
         return value
 
 
-def _missing(tool: str, model: type[ToolArgs], args: Mapping[str, Any]) -> ArgumentProblem | None:
+def _missing(tool: str, model: type[BaseModel], args: Mapping[str, Any]) -> ArgumentProblem | None:
     """A problem for the first required argument that is absent, null or blank."""
     for field, info in model.model_fields.items():
         value = args.get(field)
@@ -559,14 +621,14 @@ def _missing(tool: str, model: type[ToolArgs], args: Mapping[str, Any]) -> Argum
     return None
 
 
-def _invalid(tool: str, exc: ValidationError) -> ArgumentProblem:
+def _invalid(tool: str, exc: ValidationError, properties: Mapping[str, Any]) -> ArgumentProblem:
     errors = exc.errors(include_url=False)
     field = str(errors[0]["loc"][0]) if errors[0]["loc"] else None
-    text = " ".join(_plain(tool, e) for e in errors[:3])
+    text = " ".join(_plain(e, properties) for e in errors[:3])
     return ArgumentProblem(tool, "invalid", field, f"{text} Fix it and call {tool} again.")
 
 
-def _plain(tool: str, error: ErrorDetails) -> str:
+def _plain(error: ErrorDetails, properties: Mapping[str, Any]) -> str:
     """One pydantic error, said plainly: which argument, what is wrong, what was sent."""
     loc = error["loc"]
     where = f"{loc[0]}[{loc[1]}]" if len(loc) > 1 else str(loc[0]) if loc else "arguments"
@@ -575,8 +637,9 @@ def _plain(tool: str, error: ErrorDetails) -> str:
         unit = "characters" if kind == "string_too_long" else "entries"
         reason, shown = f"must have at most {ctx['max_length']} {unit}", f"{len(got)} {unit}"
         return f"Invalid argument '{where}': {reason} (got {shown})."
-    if kind in ("greater_than", "greater_than_equal", "less_than", "less_than_equal"):
-        reason = _range(_base_schema(tool)["properties"][str(loc[0])])
+    prop = properties.get(str(loc[0])) if loc else None
+    if kind in ("greater_than", "greater_than_equal", "less_than", "less_than_equal") and prop:
+        reason = _range(prop)
     else:
         reason = _REASONS.get(kind) or error["msg"][0].lower() + error["msg"][1:]
         if kind == "literal_error":
@@ -597,9 +660,14 @@ _REASONS = {
 def _range(prop: Mapping[str, Any]) -> str:
     if "minimum" in prop and "maximum" in prop:
         return f"must be between {prop['minimum']} and {prop['maximum']}"
-    low = f"more than {prop['exclusiveMinimum']}" if "exclusiveMinimum" in prop else None
-    high = f"at most {prop['maximum']}" if "maximum" in prop else None
-    return "must be " + " and ".join(p for p in (low, high) if p)
+    bounds = (
+        ("exclusiveMinimum", "more than"),
+        ("minimum", "at least"),
+        ("exclusiveMaximum", "less than"),
+        ("maximum", "at most"),
+    )
+    parts = [f"{words} {prop[key]}" for key, words in bounds if key in prop]
+    return "must be " + " and ".join(parts) if parts else "is out of range"
 
 
 def _unknown_skill(

@@ -14,11 +14,17 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 import anyio
-from pydantic import ValidationError, create_model
+from pydantic import BaseModel, create_model
 
 from skillshelf.core.allowed_tools import call_allowed, pattern_tool
 from skillshelf.errors import UsageError
-from skillshelf.tools.spec import SKILL_TOOLS, ToolDef
+from skillshelf.tools.spec import (
+    SKILL_TOOLS,
+    ArgumentProblem,
+    ParsedModelArgs,
+    ToolDef,
+    parse_model_arguments,
+)
 
 __all__ = [
     "Activation",
@@ -48,6 +54,11 @@ class Tool:
             fix its arguments and call again, :class:`~skillshelf.errors.ToolFailed` when it
             should stop; any other exception is logged with its traceback and answered as
             fatal.
+        timeout_s: Seconds a call may take before the model is told it timed out (None: the
+            agent's ``tool_timeout_s``). A plain function that overruns keeps its worker
+            thread until it returns; its result is dropped.
+        retries: Identical failing calls the model may retry before being told to stop
+            (None: the agent's ``tool_retries``).
     """
 
     name: str
@@ -55,10 +66,24 @@ class Tool:
     parameters: Mapping[str, Any]
     fn: Callable[..., Any]
     _validator: Any = field(default=None, repr=False)
+    timeout_s: float | None = field(default=None, kw_only=True)
+    retries: int | None = field(default=None, kw_only=True)
+
+    def __post_init__(self) -> None:
+        if self.timeout_s is not None and not self.timeout_s > 0:
+            raise UsageError(f"Tool {self.name!r}: timeout_s must be positive")
+        if self.retries is not None and self.retries < 0:
+            raise UsageError(f"Tool {self.name!r}: retries must not be negative")
 
     @classmethod
     def from_function(
-        cls, fn: Callable[..., Any], *, name: str | None = None, description: str | None = None
+        cls,
+        fn: Callable[..., Any],
+        *,
+        name: str | None = None,
+        description: str | None = None,
+        timeout_s: float | None = None,
+        retries: int | None = None,
     ) -> Tool:
         """Build a tool from a typed function: its signature is the schema and the validation."""
         fields: dict[str, Any] = {}
@@ -72,39 +97,42 @@ class Tool:
         for prop in schema.get("properties", {}).values():
             prop.pop("title", None)
         doc = description or inspect.getdoc(fn) or fn.__name__
-        return cls(name or fn.__name__, doc.strip(), schema, fn, model)
+        return cls(
+            name or fn.__name__,
+            doc.strip(),
+            schema,
+            fn,
+            model,
+            timeout_s=timeout_s,
+            retries=retries,
+        )
 
     def definition(self) -> ToolDef:
         """The provider-neutral definition."""
         return ToolDef(self.name, self.description, dict(self.parameters))
 
-    def validate(self, arguments: Mapping[str, Any]) -> dict[str, Any] | str:
-        """Validated arguments, or a message for the model saying what is wrong."""
+    def validate(
+        self, arguments: Mapping[str, Any] | str | None
+    ) -> ParsedModelArgs | ArgumentProblem:
+        """Validated arguments (with the slips forgiven), or the problem to tell the model:
+        graded like the skill tools' (:func:`~skillshelf.tools.spec.parse_model_arguments`).
+        A tool built from a bare schema only has its required arguments checked."""
         if self._validator is not None:
-            try:
-                return dict(self._validator.model_validate(dict(arguments)).model_dump())
-            except ValidationError as exc:
-                problems = "; ".join(
-                    f"{'.'.join(str(p) for p in e['loc']) or 'arguments'}: {e['msg']}"
-                    for e in exc.errors()
-                )
-                return f"Invalid arguments for {self.name}: {problems}."
-        missing = [k for k in self.parameters.get("required", ()) if k not in arguments]
-        if missing:
-            return (
-                f"Missing required argument(s) for {self.name}: {', '.join(missing)}. "
-                "Ask the user for them if you do not know them."
-            )
-        return dict(arguments)
+            return parse_model_arguments(self.name, self._validator, arguments)
+        return parse_model_arguments(
+            self.name, _schema_model(self.name, self.parameters), arguments, only_sent=True
+        )
 
     async def invoke(self, arguments: Mapping[str, Any], context: Any) -> Any:
         """Run the tool (``context`` is for tools that need the caller's session).
 
-        A plain function runs in a worker thread, so a slow one does not hold up the others.
+        A plain function runs in a worker thread, so a slow one does not hold up the others;
+        when the call is cancelled (its timeout) the thread is abandoned, not waited for.
         """
         if inspect.iscoroutinefunction(self.fn):
             return await self.fn(**arguments)
-        result = await anyio.to_thread.run_sync(functools.partial(self.fn, **arguments))
+        call = functools.partial(self.fn, **arguments)
+        result = await anyio.to_thread.run_sync(call, abandon_on_cancel=True)
         if inspect.isawaitable(result):
             result = await result
         return result
@@ -128,6 +156,21 @@ class Activation:
     skill: str | None = None
     mode: ActivationMode = "include"
     lifetime: ActivationLifetime = "invocation"
+
+
+@functools.lru_cache(maxsize=256)
+def _schema_model_cached(name: str, required: tuple[str, ...], optional: tuple[str, ...]) -> Any:
+    fields: dict[str, Any] = dict.fromkeys(required, (Any, ...))
+    fields.update(dict.fromkeys(optional, (Any, None)))
+    return create_model(f"{name}_args", **fields)
+
+
+def _schema_model(name: str, parameters: Mapping[str, Any]) -> type[BaseModel]:
+    """A model with the schema's property names (any values): enough to read slipped keys
+    and missing required ones for a tool given only as a JSON Schema."""
+    required = tuple(str(k) for k in parameters.get("required", ()))
+    optional = tuple(str(k) for k in parameters.get("properties", {}) if k not in required)
+    return _schema_model_cached(name, required, optional)  # type: ignore[no-any-return]
 
 
 def activated_tools(activation: Activation, skill: str, allowed_tools: Sequence[str]) -> list[Tool]:
