@@ -108,7 +108,7 @@ def test_a_skill_reserved_for_the_user_by_an_edit_leaves_the_enum(root: Path) ->
     assert _enum(tools) == ["alpha", "beta"]
     refused = tools.call("skill_load", {"skill": "gamma"})
     assert refused.status == "recoverable"
-    assert "Unknown skill \"gamma\"" in refused.content
+    assert 'Unknown skill "gamma"' in refused.content
     assert tools.call("skill_list").data == {
         "skills": [*_rows(repo, "alpha", "beta"), *_rows(repo, "gamma")],
         "commands": ["/alpha", "/beta", "/gamma"],

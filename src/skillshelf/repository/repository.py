@@ -10,8 +10,8 @@ shadowed, never silently dropped.
 from __future__ import annotations
 
 import gc
-import os
 import itertools
+import os
 from collections.abc import Callable, Hashable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path

@@ -412,9 +412,7 @@ class SkillTools:
         return "\n".join(lines), {"results": data}
 
     def _list(self) -> tuple[str, dict[str, Any]]:
-        text, rows, commands = self.repo.memo(
-            ("skill_tools.list", self.visible), self._listing
-        )
+        text, rows, commands = self.repo.memo(("skill_tools.list", self.visible), self._listing)
         # Fresh outer lists for the caller; the rows themselves are shared (read-only).
         return text, {"skills": list(rows), "commands": list(commands)}
 
