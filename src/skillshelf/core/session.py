@@ -48,6 +48,9 @@ FATAL_REPEAT_MESSAGE: Final = (
 MAX_REMEMBERED_FAILURES: Final = 200
 
 
+_LOAD_MODES: Final = frozenset(get_args(LoadMode))
+
+
 @dataclass(frozen=True, slots=True)
 class LoadedSkill:
     """One loaded skill.
@@ -91,7 +94,7 @@ class LoadedSkill:
         docs = doc.get("docs", [])
         return cls(
             name=name,
-            mode=mode if mode in get_args(LoadMode) else "turn",
+            mode=mode if mode in _LOAD_MODES else "turn",
             docs="*" if docs == "*" else [str(d) for d in docs],
             touched=int(doc.get("touched", 0)),
             turn=int(doc.get("turn", 0)),

@@ -138,11 +138,12 @@ class SkillsExtension(Extension):
         viewer = self.viewer_of(ctx)
 
         def page() -> dict[str, Any]:
-            skills = [s for s in self.shelf.skills(viewer) if after is None or s.name > after]
             entries: list[dict[str, Any]] = []
             last: str | None = None
-            for skill in skills:
+            more = False
+            for skill in self.shelf.skills_after(after, viewer):
                 if len(entries) == SKILLS_PAGE:
+                    more = True
                     break
                 last = skill.name
                 try:
@@ -152,7 +153,7 @@ class SkillsExtension(Extension):
                 except OSError as exc:  # vanished since the scan: one skill, not the listing
                     logger.warning("skipping %s in skills/list: %s", skill.name, exc)
             result: dict[str, Any] = {"resultType": "complete", "skills": entries}
-            if last is not None and skills and skills[-1].name != last:
+            if last is not None and more:
                 result["nextCursor"] = encode_cursor("skills", last)
             return result | self._cache()
 

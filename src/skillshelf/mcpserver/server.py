@@ -14,6 +14,7 @@ import os
 import secrets
 import uuid
 from collections import OrderedDict
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Final
 
 import anyio.to_thread
@@ -103,6 +104,8 @@ OUTPUT_SCHEMA: Final[dict[str, Any]] = {
     "required": ["text", "status"],
     "additionalProperties": True,
 }
+# Any viewer, for a server without a visibility hook (which then serves all alike).
+_ANYONE: Final = Viewer()
 _PREFACE: Final = (
     "This server provides Agent Skills. Each skill below has a name and a description; when "
     "one fits the task, call the skill_load tool with its name (or read its skill:// URI) and "
@@ -363,12 +366,19 @@ class SkillServer:
     # -- tools ---------------------------------------------------------------------------
 
     def _tools_for(self, viewer: Viewer) -> SkillTools:
+        visible: Callable[[Skill], bool]
+        if self.shelf.visible is None:
+            # One predicate object for every viewer: SkillTools keeps the names, enums and
+            # schemas it derives per predicate and scan, so they are built once, not per call.
+            visible = self._serves_anyone
+        else:
+            visible = lambda s: self.shelf.serves(s, viewer)  # noqa: E731
         return SkillTools(
             self.repo,
             store=self.store,
             session_id=viewer.session,
             load_mode=self.load_mode,
-            visible=lambda s: self.shelf.serves(s, viewer),
+            visible=visible,
             # A local (stdio) client can use the server's paths with its own file tools; a
             # remote one gets skill:// URIs (skill_read_file accepts both forms).
             locations="uris" if viewer.remote else "paths",
@@ -376,6 +386,9 @@ class SkillServer:
             executor=self.executor,
             exec_policy=self.exec_policy,
         )
+
+    def _serves_anyone(self, skill: Skill) -> bool:
+        return self.shelf.serves(skill, _ANYONE)
 
     def _tool_input_schema(self, name: str) -> dict[str, Any] | None:
         # Streamable HTTP checks Mcp-Param headers against a tool's schema before every

@@ -8,12 +8,14 @@ everywhere.
 
 from __future__ import annotations
 
+import bisect
 import datetime
+import itertools
 import logging
 import math
 import os
 import threading
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final
 
@@ -95,6 +97,15 @@ class Shelf:
         if self.visible is None and not self.repo.stale:
             return self.repo.skills
         return [s for s in self.repo.skills if self.serves(s, viewer)]
+
+    def skills_after(self, after: str | None, viewer: Viewer) -> Iterator[Skill]:
+        """The skills ``viewer`` may see whose names sort after ``after``, in name order:
+        a page costs a binary search and the skills it walks, not a pass over them all."""
+        skills, names = self.repo.memo(
+            "shelf.sorted", lambda found: (found, tuple(s.name for s in found))
+        )
+        start = 0 if after is None else bisect.bisect_right(names, after)
+        return (s for s in itertools.islice(skills, start, None) if self.serves(s, viewer))
 
     def skill(self, name: str, viewer: Viewer) -> Skill:
         """The skill called ``name``, if ``viewer`` may see it.

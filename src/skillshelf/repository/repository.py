@@ -10,11 +10,12 @@ shadowed, never silently dropped.
 from __future__ import annotations
 
 import gc
+import itertools
 import os
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Hashable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Any, Final, Literal, TypeVar
 
 from skillshelf.core.catalog import CatalogEntry, CatalogFormat, render_catalog
 from skillshelf.core.diagnostics import Diagnostic, Severity
@@ -48,6 +49,11 @@ if TYPE_CHECKING:
 __all__ = ["Changes", "Ignored", "Repository", "Shadowed", "Skipped", "resolve_roots"]
 
 _CONVENTIONAL = (".agents/skills", ".claude/skills")
+# Derived values kept per scan (see Repository.memo); a caller keying on a fresh closure per
+# request must not grow them without bound.
+_MEMO_LIMIT: Final = 64
+_T = TypeVar("_T")
+_VERSIONS = itertools.count(1)
 _LOCK_ENV = "SKILLSHELF_LOCK"
 
 
@@ -170,6 +176,9 @@ class _State:
     # Built on first search and kept with the skills it indexes, so a refresh in another
     # thread (the watcher) can never leave an index of an older state behind.
     search_index: SearchIndex | None = None
+    # Bumped by every refresh: derived values (visible names, enums, schemas) are keyed on it.
+    version: int = 0
+    memo: dict[Hashable, Any] = field(default_factory=dict)
 
 
 class Repository:
@@ -330,6 +339,36 @@ class Repository:
         self._trust.approve(names, self._state.skills, self._root_dirs)
         return self.refresh()
 
+    @property
+    def version(self) -> int:
+        """The scan's generation: a different number after every :meth:`refresh` (and so
+        after every change a watcher picks up). Values derived from the skills can be kept
+        until it changes; :meth:`memo` does that."""
+        return self._state.version
+
+    def memo(self, key: Hashable, factory: Callable[[Sequence[Skill]], _T]) -> _T:
+        """``factory(skills)`` computed once per scan and ``key``, then reused.
+
+        ``skills`` are the usable skills sorted by name, of the same scan the value is kept
+        with, so a refresh in another thread never pairs a value with the wrong skills. At
+        most a few dozen keys are kept per scan (the oldest is dropped first); the values go
+        with the scan when a refresh replaces it.
+        """
+        state = self._state  # one snapshot: refresh() swaps the whole state at once
+        try:
+            return state.memo[key]  # type: ignore[no-any-return]
+        except KeyError:
+            pass
+        value = factory(tuple(state.skills.values()))
+        memo = state.memo
+        while len(memo) >= _MEMO_LIMIT:
+            try:
+                del memo[next(iter(memo))]
+            except (KeyError, RuntimeError, StopIteration):  # another thread got there first
+                break
+        memo[key] = value
+        return value
+
     def names(self) -> list[str]:
         """Names of the usable skills, sorted."""
         return list(self._state.skills)
@@ -399,7 +438,7 @@ class Repository:
         """
         previous = self._state
         before = previous.skills
-        state = _State()
+        state = _State(version=next(_VERSIONS))
         winners: dict[str, Skill] = {}
         # A scan allocates tens of thousands of small, long-lived objects and no cycles; the
         # cyclic collector would only re-traverse them (it costs ~30% of a cold open).

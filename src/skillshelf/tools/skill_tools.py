@@ -13,10 +13,11 @@ unexpected exception — both logged with their traceback on the ``skillshelf.to
 
 from __future__ import annotations
 
+import copy
 import html
 import logging
 import os
-from collections.abc import Callable, Collection, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final, Literal
@@ -148,6 +149,13 @@ class SkillTools:
             an agent in this process) or ``"uris"`` (``skill://name/``, for MCP clients, to
             whom a server path means nothing and would disclose the server's layout).
             ``skill_read_file`` accepts either in front of a relative path.
+
+    A call that names a skill checks that one skill (a dictionary lookup and one ``visible``
+    call), whatever the size of the repository. What covers every visible skill (the names
+    for suggestions and repairs, the schemas' enums, ``skill_list``) is computed once per
+    repository scan (:attr:`Repository.version`) and ``visible`` predicate, and reused by
+    every :class:`SkillTools` given the same predicate object: ``visible`` is taken to answer
+    the same for a skill until the next refresh.
     """
 
     def __init__(
@@ -193,13 +201,30 @@ class SkillTools:
 
     def visible_skills(self) -> list[Skill]:
         """Skills this session may see, sorted by name."""
-        if self.visible is None:
-            return self.repo.skills
-        return [s for s in self.repo.skills if self.visible(s)]
+        return list(self._visible_skills())
 
-    def _visible_names(self) -> list[str]:
-        """Names the model may pass: visible and not reserved for the user."""
-        return [s.name for s in self.visible_skills() if s.model_invocable]
+    def _visible_skills(self) -> tuple[Skill, ...]:
+        return self.repo.memo(("skill_tools.skills", self.visible), self._filter)
+
+    def _filter(self, skills: Sequence[Skill]) -> tuple[Skill, ...]:
+        return tuple(skills) if self.visible is None else tuple(filter(self.visible, skills))
+
+    def _visible_names(self, by_user: bool = False) -> tuple[str, ...]:
+        """Names the model may pass (visible and not reserved for the user); with
+        ``by_user``, every visible name."""
+        return self.repo.memo(
+            ("skill_tools.names", self.visible, by_user),
+            lambda skills: tuple(
+                s.name for s in self._filter(skills) if by_user or s.model_invocable
+            ),
+        )
+
+    def _may_name(self, name: object, by_user: bool) -> bool:
+        """Whether ``name`` is in :meth:`_visible_names`, without listing them."""
+        skill = self.repo.find(name) if isinstance(name, str) else None
+        if skill is None or (self.visible is not None and not self.visible(skill)):
+            return False
+        return by_user or skill.model_invocable
 
     def _skill(self, name: str) -> Skill:
         skill = self.repo.find(name)
@@ -229,12 +254,6 @@ class SkillTools:
         """
         from skillshelf.tools import spec as toolspec
 
-        defs = toolspec.tool_definitions(
-            skill_names=self._visible_names(),
-            tools=self.tool_names if tools is None else tools,
-            enum_limit=self.enum_limit,
-            conversation=conversation,
-        )
         exporters = {
             "openai": toolspec.to_openai,
             "anthropic": toolspec.to_anthropic,
@@ -242,7 +261,21 @@ class SkillTools:
         }
         if format not in exporters:
             raise UsageError(f"Unknown schema format {format!r}; use openai, anthropic or mcp")
-        return exporters[format](defs)
+        offered = self.tool_names if tools is None else tools
+
+        def build(skills: Sequence[Skill]) -> list[dict[str, Any]]:
+            defs = toolspec.tool_definitions(
+                skill_names=[s.name for s in self._filter(skills) if s.model_invocable],
+                tools=offered,
+                enum_limit=self.enum_limit,
+                conversation=conversation,
+            )
+            return exporters[format](defs)
+
+        shape = offered if isinstance(offered, str) else tuple(offered)
+        key = ("skill_tools.schemas", self.visible, format, shape, self.enum_limit, conversation)
+        # A copy: the caller may change what it is given (it is O(size of the schemas)).
+        return copy.deepcopy(self.repo.memo(key, build))
 
     # -- state ---------------------------------------------------------------------------
 
@@ -319,9 +352,7 @@ class SkillTools:
     ) -> ToolResult:
         from skillshelf.tools import spec as toolspec
 
-        names = self._visible_names()
-        if _BY_USER.get():
-            names = [s.name for s in self.visible_skills()]
+        names = _Names(self, by_user=_BY_USER.get())
         parsed = toolspec.parse_arguments(tool, arguments, skill_names=names)
         if isinstance(parsed, toolspec.ArgumentProblem):
             return self._grade(tool, arguments, parsed.message, parsed.kind)
@@ -399,11 +430,16 @@ class SkillTools:
     # -- the tools -----------------------------------------------------------------------
 
     def _search(self, query: str, limit: int) -> tuple[str, dict[str, Any]]:
-        names = set(self._visible_names())
-        # Hidden skills are filtered after ranking, so over-fetch enough to still fill `limit`.
-        fetch = limit if len(names) == len(self.repo) else len(self.repo)
-        hits = [h for h in self.repo.search(query, limit=max(fetch, 1)) if h.name in names]
-        hits = hits[:limit]
+        names = _Names(self, by_user=False)
+        # Hidden skills are filtered after ranking: fetch more until `limit` are left (the
+        # ranking is a total order, so a longer fetch starts with the shorter one).
+        fetch = max(limit, 1)
+        while True:
+            found = self.repo.search(query, limit=fetch)
+            hits = [h for h in found if h.name in names][:limit]
+            if len(hits) >= limit or len(found) < fetch:
+                break
+            fetch *= 4
         if not hits:
             text = f"No skill matches {query!r}. Call skill_list to see every skill."
             return text, {"results": []}
@@ -413,7 +449,14 @@ class SkillTools:
         return "\n".join(lines), {"results": data}
 
     def _list(self) -> tuple[str, dict[str, Any]]:
-        skills = self.visible_skills()
+        text, rows, commands = self.repo.memo(("skill_tools.list", self.visible), self._listing)
+        # Fresh outer lists for the caller; the rows themselves are shared (read-only).
+        return text, {"skills": list(rows), "commands": list(commands)}
+
+    def _listing(
+        self, all_skills: Sequence[Skill]
+    ) -> tuple[str, tuple[dict[str, Any], ...], tuple[str, ...]]:
+        skills = self._filter(all_skills)
         rows = [
             {
                 "name": s.name,
@@ -437,9 +480,11 @@ class SkillTools:
             lines.append("\nUser slash commands: " + " ".join(commands))
         if not lines:
             lines = ["No skills are available."]
-        return "\n".join(lines), {"skills": rows, "commands": commands}
+        return "\n".join(lines), tuple(rows), tuple(commands)
 
     def _resolve_docs(self, skill: Skill, docs: Sequence[str], include_all: bool) -> list[str]:
+        if not docs and not include_all:
+            return []  # nothing to check: the skill's folder need not be listed
         available = list_docs(skill)
         if include_all:
             return available
@@ -622,6 +667,26 @@ class SkillTools:
             return [self.call("skill_load", {"skill": n, "docs": d}) for n, d in plan]
         finally:
             _BY_USER.reset(token)
+
+
+class _Names(Collection[str]):
+    """The names a call may pass, as argument parsing reads them: ``in`` checks the one
+    skill named; iterating (repairs, suggestions) uses the list kept per scan."""
+
+    __slots__ = ("_by_user", "_tools")
+
+    def __init__(self, tools: SkillTools, *, by_user: bool) -> None:
+        self._tools = tools
+        self._by_user = by_user
+
+    def __contains__(self, name: object) -> bool:
+        return self._tools._may_name(name, self._by_user)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._tools._visible_names(self._by_user))
+
+    def __len__(self) -> int:
+        return len(self._tools._visible_names(self._by_user))
 
 
 def _render_exec(result: ExecResult) -> str:

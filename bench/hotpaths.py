@@ -1,0 +1,414 @@
+"""Benchmark the per-call hot paths at 100, 1,000, 10,000 (and 100,000) skills, beside their floor.
+
+Generates (or reuses, with ``--trees``) one root per size with ``bench/mcp.py``'s generator
+(SKILL.md + a reference + a script per skill) and measures, per size, the median of each call
+cycling through skills spread over the whole repository:
+
+* floors: ``Skill.body()`` and a plain open + read of SKILL.md;
+* in process, through :class:`SkillTools` (memory store, a fresh session per load so every
+  load delivers full content): ``skill_load``, ``skill_read_file``, ``skill_list_docs``,
+  ``skill_select_docs``, ``skill_unload``, ``skill_search`` (beside ``Repository.search``,
+  its floor), ``skill_list`` and ``workspace_exec`` set-up (the call up to the executor,
+  which here returns at once: the command itself is ``bench/exec.py``'s business);
+* in process, through the MCP server (an SDK client connected in memory to
+  :class:`SkillServer`): ``resources/read``, ``skills/get``, ``prompts/get`` and one
+  ``skills/list`` page resumed from a cursor in the middle;
+* with ``--mcp-stdio N`` (default 10,000; 0: off): ``skill_load``, ``skill_read_file`` and
+  ``resources/read`` over stdio against a real ``skillshelf serve``, beside
+  ``bench/minimal_mcp_server.py`` (``bench/mcp.py``'s machinery).
+
+Each row prints the median per size and the growth ratio against 100 skills (the target is
+≤ 1.5× at 10,000 and 100,000), and ``skill_load`` over ``Skill.body()`` of the same skills
+(target ≤ 5× at 10,000). The machine may be loaded: read the ratios, measured minutes apart
+in the same process.
+
+With ``--rss N`` it also starts ``skillshelf serve`` over N generated skills, performs a
+few calls and a full ``skills/list`` page, reads its peak RSS (``VmHWM``), and breaks the
+memory of the same set-up down in process with :mod:`tracemalloc`.
+
+Usage: ``python bench/hotpaths.py [--sizes 100,1000,10000] [--large] [--rounds 300]
+[--trees DIR] [--mcp-stdio 10000] [--rss 100000] [--json]`` (``--large`` adds 100,000;
+generating that tree takes several minutes, so ``--trees`` keeps it between runs).
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import tracemalloc
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path[:] = [p for p in sys.path if Path(p or os.getcwd()).resolve() != ROOT / "bench"]
+sys.path.insert(0, str(ROOT / "src"))
+sys.path.insert(0, str(ROOT))
+
+from bench import mcp as mcp_bench  # noqa: E402
+from skillshelf.exec.runner import RunOutput, RunSpec  # noqa: E402
+from skillshelf.repository import Repository  # noqa: E402
+from skillshelf.stores import open_store  # noqa: E402
+from skillshelf.tools.skill_tools import SkillTools  # noqa: E402
+
+GUIDE = "references/guide.md"
+
+
+def tree(base: Path, count: int) -> Path:
+    """The generated root of ``count`` skills under ``base`` (made on first use)."""
+    root = base / f"t{count}"
+    if not root.exists():
+        scratch = base / f"partial-{count}-{os.getpid()}"
+        mcp_bench.make_root(scratch, count)
+        scratch.rename(root)
+    return root
+
+
+def open_repo(root: Path, count: int) -> Repository:
+    return Repository([root], cache_dir=False, max_dirs=max(2000, 4 * count))
+
+
+def _median_us(rounds: int, names: list[str], call: Callable[[int, str], object]) -> float:
+    samples: list[float] = []
+    for i in range(rounds):
+        name = names[i % len(names)]
+        start = time.perf_counter()
+        call(i, name)
+        samples.append(time.perf_counter() - start)
+    return statistics.median(samples) * 1e6
+
+
+class _NoRun:
+    """An executor that returns at once: ``workspace_exec`` timed up to the command."""
+
+    name = "none"
+    isolated = True
+
+    def visible(self, spec_root: Path, path: Path) -> str:
+        return str(path)
+
+    def run(self, spec: RunSpec) -> RunOutput:
+        return RunOutput(0, False, 0.0, "", "", False, False)
+
+
+def _ok(result: Any) -> Any:
+    if result.status != "ok":
+        raise RuntimeError(f"{result.tool} failed: {result.content[:300]}")
+    return result
+
+
+def measure_in_process(repo: Repository, count: int, rounds: int, work: Path) -> dict[str, float]:
+    from skillshelf.exec.workspace import WorkspaceManager
+
+    # Skills spread over the whole repository (the first, the last and between).
+    names = [mcp_bench.skill_name(i * (count - 1) // 49) for i in range(50)]
+    store = open_store(None)
+    out: dict[str, float] = {}
+    skills = {n: repo.get(n) for n in names}
+
+    def fresh(i: int) -> SkillTools:
+        return SkillTools(repo, store=store, session_id=f"s{count}-{i}")
+
+    def floor_read(_i: int, name: str) -> None:
+        with open(skills[name].skill_md, "rb") as file:
+            file.read()
+
+    out["floor: Skill.body()"] = _median_us(rounds, names, lambda _i, n: skills[n].body())
+    out["floor: open+read SKILL.md"] = _median_us(rounds, names, floor_read)
+    out["skill_load"] = _median_us(
+        rounds, names, lambda i, n: _ok(fresh(i).call("skill_load", {"skill": n}))
+    )
+    # One session of a few loaded skills (a session holds at most 20): the calls below cycle
+    # through them.
+    tools = SkillTools(repo, store=store, session_id=f"main-{count}")
+    names = names[::5]
+    for name in names:
+        _ok(tools.call("skill_load", {"skill": name}))
+    out["skill_read_file"] = _median_us(
+        rounds, names, lambda _i, n: _ok(tools.call("skill_read_file", {"skill": n, "path": GUIDE}))
+    )
+    out["skill_list_docs"] = _median_us(
+        rounds, names, lambda _i, n: _ok(tools.call("skill_list_docs", {"skill": n}))
+    )
+    out["skill_select_docs"] = _median_us(
+        rounds,
+        names,
+        lambda _i, n: _ok(tools.call("skill_select_docs", {"skill": n, "docs": [GUIDE]})),
+    )
+    out["skill_unload"] = _median_us(
+        rounds, names, lambda _i, n: _ok(tools.call("skill_unload", {"skill": n}))
+    )
+    queries = {n: f"task {n.rsplit('-', 1)[1].lstrip('0') or '0'}" for n in names}
+    out["floor: Repository.search"] = _median_us(
+        rounds, names, lambda _i, n: repo.search(queries[n], limit=5)
+    )
+    out["skill_search"] = _median_us(
+        rounds,
+        names,
+        lambda _i, n: _ok(tools.call("skill_search", {"query": queries[n], "limit": 5})),
+    )
+    out["skill_list (every skill)"] = _median_us(
+        max(rounds // 10, 5), names, lambda _i, _n: _ok(tools.call("skill_list"))
+    )
+    runner = SkillTools(
+        repo,
+        store=store,
+        session_id=f"exec-{count}",
+        workspace=WorkspaceManager(work / f"ws-{count}"),
+        executor=_NoRun(),
+    )
+    out["workspace_exec set-up"] = _median_us(
+        rounds,
+        names,
+        lambda _i, n: _ok(runner.call("workspace_exec", {"skill": n, "command": "true"})),
+    )
+    out["schemas (openai)"] = _median_us(rounds, names, lambda _i, _n: tools.schemas("openai"))
+    return out
+
+
+def measure_mcp_in_memory(repo: Repository, count: int, rounds: int) -> dict[str, float]:
+    import anyio
+    import mcp_types as types
+    from mcp import Client
+    from pydantic import BaseModel, ConfigDict
+
+    from skillshelf.mcpserver.extension import encode_cursor
+    from skillshelf.mcpserver.server import SkillServer
+
+    class Raw(BaseModel):
+        model_config = ConfigDict(extra="allow")
+
+    names = [mcp_bench.skill_name(i * (count - 1) // 49) for i in range(50)]
+    server = SkillServer(repo)
+    out: dict[str, float] = {}
+
+    async def timed(label: str, call: Callable[[str], Any]) -> None:
+        samples = []
+        for i in range(rounds):
+            start = time.perf_counter()
+            await call(names[i % len(names)])
+            samples.append(time.perf_counter() - start)
+        out[label] = statistics.median(samples) * 1e6
+
+    async def run() -> None:
+        async with Client(server.server) as client:
+
+            async def read(name: str) -> None:
+                await client.read_resource(f"skill://{name}/SKILL.md")
+
+            async def get(name: str) -> None:
+                params = {"uri": f"skill://{name}/SKILL.md"}
+                message = types.Request[dict[str, Any], str](method="skills/get", params=params)
+                await client.session.send_request(message, Raw)
+
+            async def prompt(name: str) -> None:
+                await client.get_prompt(name, {"arguments": "x"})
+
+            async def page(name: str) -> None:
+                params = {"cursor": encode_cursor("skills", name)}
+                message = types.Request[dict[str, Any], str](method="skills/list", params=params)
+                await client.session.send_request(message, Raw)
+
+            await timed("MCP resources/read", read)
+            await timed("MCP skills/get", get)
+            await timed("MCP prompts/get", prompt)
+            await timed("MCP skills/list page after a cursor", page)
+            await timed(
+                "MCP tools/call skill_load",
+                lambda n: client.call_tool("skill_load", {"skill": n}),
+            )
+
+    anyio.run(run)
+    return out
+
+
+def measure_stdio(root: Path, count: int, rounds: int) -> dict[str, float]:
+    import anyio
+
+    mcp_bench._SERVE_ARGS[:] = ["--max-dirs", str(max(2000, 4 * count))]
+    serve = anyio.run(mcp_bench.bench_serve, "stdio", root, count, rounds, 0)
+    minimal = anyio.run(mcp_bench.bench_minimal, "stdio", root, count, rounds)
+    out = {f"stdio {k} p50": serve[k]["p50_ms"] * 1000 for k in mcp_bench._PAIRS}
+    out["stdio minimal tool p50"] = minimal["tool"]["p50_ms"] * 1000
+    out["stdio minimal resources/read p50"] = minimal["resources_read"]["p50_ms"] * 1000
+    return out
+
+
+def _vm(pid: int | str, key: str) -> int:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith(key + ":"):
+            return int(line.split()[1]) * 1024
+    raise RuntimeError(f"no {key}")
+
+
+def measure_rss(root: Path, count: int) -> dict[str, Any]:
+    """Peak RSS of a real ``serve`` process, and a tracemalloc breakdown in this one."""
+    import anyio
+    from mcp import Client, StdioServerParameters
+
+    command = mcp_bench._command("serve", root, "--max-dirs", str(max(2000, 4 * count)))
+    pid: list[int] = []
+
+    async def drive() -> None:
+        params = StdioServerParameters(command=command[0], args=command[1:], env=mcp_bench._env())
+        async with Client(params) as client:
+            found = subprocess.run(
+                ["pgrep", "-n", "-f", str(root)], capture_output=True, text=True, check=False
+            ).stdout.split()
+            pid.extend(int(p) for p in found)
+            for i in range(0, count, max(1, count // 50)):
+                name = mcp_bench.skill_name(i)
+                await client.call_tool("skill_load", {"skill": name})
+                await client.call_tool("skill_search", {"query": f"task {i}"})
+                await client.read_resource(f"skill://{name}/SKILL.md")
+            if count <= 10_000:  # a full listing digests every file: minutes at 100,000
+                await mcp_bench._list_all(client)
+            if pid:
+                out["serve_peak_rss_bytes"] = _vm(pid[0], "VmHWM")
+                out["serve_rss_bytes"] = _vm(pid[0], "VmRSS")
+
+    out: dict[str, Any] = {"skills": count}
+    anyio.run(drive)
+
+    # The same set-up in process: what holds the memory.
+    gc.collect()
+    tracemalloc.start(1)
+    before = tracemalloc.take_snapshot()
+    repo = open_repo(root, count)
+    after_scan = tracemalloc.get_traced_memory()[0]
+    repo.search("task 1", limit=5)
+    after_search = tracemalloc.get_traced_memory()[0]
+    from skillshelf.mcpserver.server import SkillServer
+
+    server = SkillServer(repo)
+    tools = server._tools_for(_viewer())
+    for i in range(0, count, max(1, count // 50)):
+        tools.call("skill_load", {"skill": mcp_bench.skill_name(i)})
+    tools.schemas("mcp")
+    after_calls = tracemalloc.get_traced_memory()[0]
+    snapshot = tracemalloc.take_snapshot()
+    tracemalloc.stop()
+    top = snapshot.compare_to(before, "filename")[:8]
+    out["traced_after_scan_bytes"] = after_scan
+    out["traced_search_index_bytes"] = after_search - after_scan
+    out["traced_server_and_calls_bytes"] = after_calls - after_search
+    out["traced_by_file"] = [
+        (str(s.traceback[0].filename).replace(str(ROOT) + "/", ""), s.size_diff) for s in top
+    ]
+    out["bench_process_rss_bytes"] = _vm("self", "VmRSS")
+    return out
+
+
+def _viewer() -> Any:
+    from skillshelf.mcpserver.shelf import Viewer
+
+    return Viewer()
+
+
+def _fmt_us(value: float) -> str:
+    return f"{value / 1000:.2f} ms" if value >= 1000 else f"{value:.1f} µs"
+
+
+def print_report(results: dict[str, Any]) -> None:
+    sizes: list[int] = results["sizes"]
+    rows: dict[int, dict[str, float]] = {n: results["by_size"][str(n)] for n in sizes}
+    labels = list(rows[sizes[0]])
+    print(
+        f"skillshelf hot paths (CPython {sys.version.split()[0]}, {os.cpu_count()} CPUs, "
+        f"load average {os.getloadavg()[0]:.1f}), {results['rounds']} calls each, medians"
+    )
+    head = "".join(f"{n:>12,}" for n in sizes)
+    growth = "".join(f"{'×' + format(n, ','):>10}" for n in sizes[1:])
+    print(f"{'call':<38}{head}   growth vs {sizes[0]:,}:{growth}")
+    for label in labels:
+        values = [rows[n].get(label) for n in sizes]
+        cells = "".join(f"{_fmt_us(v):>12}" if v is not None else f"{'-':>12}" for v in values)
+        base = values[0]
+        ratios = "".join(
+            f"{v / base:>9.2f}×" if v is not None and base else f"{'-':>10}" for v in values[1:]
+        )
+        print(f"{label:<38}{cells}{'':17}{ratios}")
+    print("skill_load / Skill.body() of the same skills:")
+    for n in sizes:
+        r = rows[n]
+        print(f"  {n:>8,} skills: {r['skill_load'] / r['floor: Skill.body()']:.2f}×")
+    print("SkillTools skill_search / Repository.search:")
+    for n in sizes:
+        r = rows[n]
+        print(f"  {n:>8,} skills: {r['skill_search'] / r['floor: Repository.search']:.2f}×")
+    stdio = results.get("stdio")
+    if stdio:
+        print(f"MCP stdio at {stdio['skills']:,} skills (serve vs bench/minimal_mcp_server.py):")
+        tool = stdio["stdio minimal tool p50"]
+        res = stdio["stdio minimal resources/read p50"]
+        for call, floor in (
+            ("skill_load", tool),
+            ("skill_read_file", tool),
+            ("resources_read", res),
+        ):
+            value = stdio[f"stdio {call} p50"]
+            print(
+                f"  {call:<16} p50 {_fmt_us(value):>10}  minimal {_fmt_us(floor):>10}"
+                f"  ratio {value / floor:.2f}×"
+            )
+    rss = results.get("rss")
+    if rss:
+        mib = 1024 * 1024
+        print(f"skillshelf serve at {rss['skills']:,} skills:")
+        if "serve_peak_rss_bytes" in rss:
+            print(f"  peak RSS (VmHWM) {rss['serve_peak_rss_bytes'] / mib:.0f} MiB")
+        print(
+            f"  traced in process: scan {rss['traced_after_scan_bytes'] / mib:.1f} MiB, "
+            f"search index {rss['traced_search_index_bytes'] / mib:.1f} MiB, "
+            f"server + calls {rss['traced_server_and_calls_bytes'] / mib:.1f} MiB"
+        )
+        for name, size in rss["traced_by_file"]:
+            print(f"    {size / mib:7.1f} MiB  {name}")
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
+    parser.add_argument("--sizes", default="100,1000,10000", help="comma-separated skill counts")
+    parser.add_argument("--large", action="store_true", help="add 100,000 skills")
+    parser.add_argument("--rounds", type=int, default=300, help="calls of each kind per size")
+    parser.add_argument("--trees", type=Path, help="keep generated trees here between runs")
+    parser.add_argument("--mcp-stdio", type=int, default=10_000, help="stdio size (0: off)")
+    parser.add_argument("--rss", type=int, default=0, help="peak RSS of serve at N skills")
+    parser.add_argument("--json", action="store_true")
+    args = parser.parse_args(argv)
+    sizes = sorted({int(s) for s in args.sizes.split(",")} | ({100_000} if args.large else set()))
+    results: dict[str, Any] = {"sizes": sizes, "rounds": args.rounds, "by_size": {}}
+    with tempfile.TemporaryDirectory() as tmp:
+        base = args.trees or Path(tmp)
+        base.mkdir(parents=True, exist_ok=True)
+        for count in sizes:
+            root = tree(base, count)
+            repo = open_repo(root, count)
+            if len(repo) != count:
+                raise RuntimeError(f"found {len(repo)} skills under {root}, expected {count}")
+            row = measure_in_process(repo, count, args.rounds, Path(tmp))
+            row |= measure_mcp_in_memory(repo, count, args.rounds)
+            results["by_size"][str(count)] = row
+            del repo
+            gc.collect()
+        if args.mcp_stdio:
+            stdio = measure_stdio(tree(base, args.mcp_stdio), args.mcp_stdio, args.rounds)
+            results["stdio"] = stdio | {"skills": args.mcp_stdio}
+        if args.rss:
+            results["rss"] = measure_rss(tree(base, args.rss), args.rss)
+    if args.json:
+        print(json.dumps(results, indent=2))
+    else:
+        print_report(results)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
