@@ -42,11 +42,39 @@ __all__ = [
     "GUIDANCE",
     "AgentConfig",
     "CatalogPlacement",
+    "skills_catalog",
+    "skills_prompt",
 ]
 
 DEFAULT_CATALOG_BUDGET: Final = 12_000  # characters: a few hundred skills with trimmed text
 CatalogPlacement = Literal["system", "reminder"]
 _REMINDER_LEAD: Final = "The following skills are available in this conversation:"
+
+
+def skills_catalog(
+    skills: Sequence[Skill],
+    *,
+    format: CatalogFormat = "xml",
+    budget_chars: int | None = DEFAULT_CATALOG_BUDGET,
+) -> str:
+    """The catalog of the skills a model may load (the model-invocable ones of ``skills``);
+    empty when there are none. The one rendering every face uses (the agent loop and the
+    framework integrations), so the bytes agree and stay stable for prompt caching."""
+    entries = [CatalogEntry.of(s) for s in skills if s.model_invocable]
+    if not entries:
+        return ""
+    return render_catalog(entries, format=format, budget_chars=budget_chars)
+
+
+def skills_prompt(
+    skills: Sequence[Skill],
+    *,
+    format: CatalogFormat = "xml",
+    budget_chars: int | None = DEFAULT_CATALOG_BUDGET,
+) -> str:
+    """:func:`skills_catalog` followed by the tool guidance; empty when no skill is loadable."""
+    catalog = skills_catalog(skills, format=format, budget_chars=budget_chars)
+    return f"{catalog}\n\n{GUIDANCE}" if catalog else ""
 
 
 class AgentConfig:
@@ -183,14 +211,8 @@ class AgentConfig:
 
     def _catalog(self) -> str:
         """The catalog of the skills the model may load; empty when there are none."""
-        skills = [s for s in self.repo.skills if s.model_invocable and self._sees(s)]
-        if not skills:
-            return ""
-        return render_catalog(
-            [CatalogEntry.of(s) for s in skills],
-            format=self.catalog_format,
-            budget_chars=self.catalog_budget,
-        )
+        skills = [s for s in self.repo.skills if self._sees(s)]
+        return skills_catalog(skills, format=self.catalog_format, budget_chars=self.catalog_budget)
 
     def _sees(self, skill: Skill) -> bool:
         return self.visible is None or self.visible(skill)

@@ -52,10 +52,10 @@ except ImportError as exc:
         "langchain", module=exc.name or "langchain", feature="The LangChain integration"
     ) from exc
 
-from skillshelf.agent.config import DEFAULT_CATALOG_BUDGET, GUIDANCE
+from skillshelf.agent.config import DEFAULT_CATALOG_BUDGET, skills_prompt
 from skillshelf.agent.materialize import Placement, materialize
 from skillshelf.agent.trace import Trace, digest, span
-from skillshelf.core.catalog import CatalogEntry, CatalogFormat, render_catalog
+from skillshelf.core.catalog import CatalogFormat
 from skillshelf.core.session import DEFAULT_MAX_LOADED, LoadMode
 from skillshelf.repository import Repository
 from skillshelf.skills.skill import Skill
@@ -222,15 +222,8 @@ class SkillsMiddleware(AgentMiddleware[SkillsState, Any, Any]):
 
     def system_text(self) -> str:
         """The catalog and guidance appended to the system message (stable bytes)."""
-        skills = [s for s in self.repo.skills if s.model_invocable and self._sees(s)]
-        if not skills:
-            return ""
-        catalog = render_catalog(
-            [CatalogEntry.of(s) for s in skills],
-            format=self.catalog_format,
-            budget_chars=self.catalog_budget,
-        )
-        return f"{catalog}\n\n{GUIDANCE}"
+        skills = [s for s in self.repo.skills if self._sees(s)]
+        return skills_prompt(skills, format=self.catalog_format, budget_chars=self.catalog_budget)
 
     def _sees(self, skill: Skill) -> bool:
         return self.visible is None or self.visible(skill)

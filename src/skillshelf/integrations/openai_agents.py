@@ -31,9 +31,9 @@ from typing import TYPE_CHECKING, Any, Final
 
 import anyio
 
-from skillshelf.agent.config import DEFAULT_CATALOG_BUDGET, GUIDANCE
+from skillshelf.agent.config import DEFAULT_CATALOG_BUDGET, skills_prompt
 from skillshelf.agent.trace import Trace, span
-from skillshelf.core.catalog import CatalogEntry, CatalogFormat, render_catalog
+from skillshelf.core.catalog import CatalogEntry, CatalogFormat
 from skillshelf.core.session import DEFAULT_MAX_LOADED, LoadMode
 from skillshelf.errors import MissingExtraError, UsageError
 from skillshelf.repository import Repository
@@ -192,15 +192,15 @@ class SkillKit:
         The bytes change only when the visible skill set does (a refresh or a watcher).
         """
         tools = SkillTools(self.repo, **self._options)
-        entries = tuple(CatalogEntry.of(s) for s in tools.visible_skills() if s.model_invocable)
+        skills = tools.visible_skills()
+        entries = tuple(CatalogEntry.of(s) for s in skills if s.model_invocable)
         cached = self._prompt
         if cached is not None and cached[0] == entries:
             return cached[1]
-        catalog = render_catalog(
-            entries, format=self._catalog_format, budget_chars=self._catalog_budget
+        catalog = skills_prompt(
+            skills, format=self._catalog_format, budget_chars=self._catalog_budget
         )
-        base = self.base_instructions.strip()
-        parts = [base, catalog, GUIDANCE] if entries else [base]
+        parts = [self.base_instructions.strip(), catalog]
         prompt = "\n\n".join(p for p in parts if p.strip())
         self._prompt = (entries, prompt)
         return prompt

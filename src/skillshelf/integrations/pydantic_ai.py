@@ -28,10 +28,10 @@ from typing import TYPE_CHECKING, Any, Final
 
 import anyio
 
-from skillshelf.agent.config import DEFAULT_CATALOG_BUDGET, GUIDANCE
+from skillshelf.agent.config import DEFAULT_CATALOG_BUDGET, skills_prompt
 from skillshelf.agent.trace import Trace
 from skillshelf.core.allowed_tools import pattern_tool
-from skillshelf.core.catalog import CatalogEntry, CatalogFormat, render_catalog
+from skillshelf.core.catalog import CatalogFormat
 from skillshelf.core.session import DEFAULT_MAX_LOADED, LoadMode
 from skillshelf.errors import MissingExtraError, UsageError
 from skillshelf.repository import Repository
@@ -172,14 +172,11 @@ class SkillsToolset(AbstractToolset[Any]):
     def instructions(self, ctx: RunContext[Any] | None = None) -> str:
         """The catalog and guidance, for ``Agent(instructions=skills.instructions)`` when the
         toolset's own instructions are not used; empty when no skill is visible."""
-        skills = [s for s in self.tools_for("-").visible_skills() if s.model_invocable]
-        if not skills:
-            return ""
-        entries = [CatalogEntry.of(s) for s in skills]
-        catalog = render_catalog(
-            entries, format=self.catalog_format, budget_chars=self.catalog_budget
+        return skills_prompt(
+            self.tools_for("-").visible_skills(),
+            format=self.catalog_format,
+            budget_chars=self.catalog_budget,
         )
-        return f"{catalog}\n\n{GUIDANCE}"
 
     async def get_instructions(self, ctx: RunContext[Any]) -> InstructionPart | None:
         text = self.instructions(ctx)
