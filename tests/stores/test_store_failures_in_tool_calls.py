@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import logging
 import sqlite3
+import threading
 from pathlib import Path
 
+import anyio
 import pytest
 
 from redis_servers import RestartableRedis
@@ -81,15 +83,27 @@ def test_a_corrupt_sqlite_row_is_fatal_logged_and_the_next_call_works_once_it_is
 def test_the_agent_loop_carries_on_after_a_store_failure_inside_a_tool_call(
     repo: Repository, restartable_redis: RestartableRedis, caplog: pytest.LogCaptureFixture
 ) -> None:
-    # Async tools without an await run to completion one after another, in call order, so the
-    # store is down exactly while the skill_load between them runs.
+    # The calls of one model step run concurrently: stop_store (an async tool with no await)
+    # finishes before the others start, and start_store waits until skill_load has met the
+    # stopped store (its failure is logged), so the store is down exactly while it runs.
+    failed = threading.Event()
+
+    class _OnFailure(logging.Handler):
+        def emit(self, record: logging.LogRecord) -> None:
+            if record.exc_info:
+                failed.set()
+
     async def stop_store() -> str:
         restartable_redis.stop()
         return "stopped"
 
     async def start_store() -> str:
+        await anyio.to_thread.run_sync(failed.wait, 30)
         restartable_redis.restart()
         return "started"
+
+    handler = _OnFailure(logging.ERROR)
+    logging.getLogger("skillshelf.tools").addHandler(handler)
 
     model = ScriptedModel(
         [
@@ -111,7 +125,9 @@ def test_the_agent_loop_carries_on_after_a_store_failure_inside_a_tool_call(
         with caplog.at_level(logging.ERROR, logger="skillshelf.tools"):
             result = agent.run_sync("go")
     finally:
+        logging.getLogger("skillshelf.tools").removeHandler(handler)
         store.close()
+    assert failed.is_set()
     statuses = [(r.tool, r.status) for r in result.tool_calls]
     assert statuses == [
         ("stop_store", "ok"),
