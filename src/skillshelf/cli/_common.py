@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
 import click
 
 from skillshelf.cli.errors import EXIT_FAILED as EXIT_FAILED
+from skillshelf.cli.errors import EXIT_USAGE
 
 if TYPE_CHECKING:
     from skillshelf.exec.runner import Executor
@@ -30,6 +31,12 @@ F = TypeVar("F", bound=Callable[..., Any])
 def fail(message: str) -> NoReturn:
     click.echo(f"error: {message}", err=True)
     raise SystemExit(EXIT_FAILED)
+
+
+def usage_fail(message: str) -> NoReturn:
+    """``error: message`` on stderr and exit 2 (bad input), for problems found after parsing."""
+    click.echo(f"error: {message}", err=True)
+    raise SystemExit(EXIT_USAGE)
 
 
 def emit_json(value: object) -> None:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Final, NoReturn
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -24,6 +24,7 @@ from skillshelf.cli._common import (
     progress_bar,
     repo_from,
     root_options,
+    usage_fail,
 )
 
 if TYPE_CHECKING:
@@ -38,13 +39,6 @@ if TYPE_CHECKING:
     from skillshelf.skills.skill import Skill
 
 __all__ = ["eval_"]
-
-EXIT_USAGE: Final = 2
-
-
-def _usage_fail(message: str) -> NoReturn:
-    click.echo(f"error: {message}", err=True)
-    raise SystemExit(EXIT_USAGE)
 
 
 @click.command("eval")
@@ -139,7 +133,7 @@ def eval_(
             )
             previous = Previous.load(baseline_path) if baseline_path is not None else None
         except (CasesError, BaselineError) as exc:
-            _usage_fail(str(exc))
+            usage_fail(str(exc))
         _check_threshold_inputs(cases, min_recall, max_false_trigger)
         model = _model(model_spec, base_url, api_key_env)
         traces = _prepare(out_dir)
@@ -168,12 +162,12 @@ def _check_threshold_inputs(
     if max_false_trigger is not None and not any(
         c.expected_skill is None and c.scores_trigger for c in cases
     ):
-        _usage_fail(
+        usage_fail(
             "--max-false-trigger needs at least one case with expected_skill: null "
             "(a query that must load no skill)"
         )
     if min_recall is not None and not any(c.expected_skill and c.scores_trigger for c in cases):
-        _usage_fail("--min-recall needs at least one case that expects a skill")
+        usage_fail("--min-recall needs at least one case that expects a skill")
 
 
 def _model(spec: str, base_url: str | None, api_key_env: str | None) -> Model:
@@ -190,7 +184,7 @@ def _prepare(out_dir: Path | None) -> Path | None:
     try:
         return prepare_out_dir(out_dir)
     except OutputDirError as exc:
-        _usage_fail(str(exc))
+        usage_fail(str(exc))
 
 
 def _run(

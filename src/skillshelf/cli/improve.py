@@ -9,22 +9,15 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import Any
 
 import click
 
 from skillshelf.agent.results import DEFAULT_MAX_STEPS
-from skillshelf.cli._common import emit_json, model_options, repo_from, root_options
+from skillshelf.cli._common import emit_json, model_options, repo_from, root_options, usage_fail
 from skillshelf.evals.split import DEFAULT_HOLDOUT
 
 __all__ = ["improve"]
-
-EXIT_USAGE = 2
-
-
-def _usage_fail(message: str) -> NoReturn:
-    click.echo(f"error: {message}", err=True)
-    raise SystemExit(EXIT_USAGE)
 
 
 @click.command("improve")
@@ -118,15 +111,15 @@ def improve(
             cases, {s.name: (Path(s.directory) if s.model_invocable else None) for s in repo}
         )
     except CasesError as exc:
-        _usage_fail(str(exc))
+        usage_fail(str(exc))
     unknown = [name for name in skills if name not in repo]
     if unknown:
         from skillshelf.core.search import closest_names
         from skillshelf.errors import unknown_skill_message
 
-        _usage_fail(unknown_skill_message(unknown[0], closest_names(unknown[0], repo.names())))
+        usage_fail(unknown_skill_message(unknown[0], closest_names(unknown[0], repo.names())))
     if proposer_spec is None and model_spec.startswith("baseline:"):
-        _usage_fail("baseline:search cannot write descriptions: pass --proposer SPEC")
+        usage_fail("baseline:search cannot write descriptions: pass --proposer SPEC")
     model, proposer = _models(model_spec, proposer_spec, base_url, api_key_env)
     result = _run(
         cases, repo, model, proposer, holdout, seed, skills, attempts, runs, concurrency, max_steps
