@@ -42,13 +42,21 @@ from skillshelf.agent.trace import Trace, digest, span
 from skillshelf.core.search import closest_names
 from skillshelf.core.session import SessionState, call_signature, grade_failure
 from skillshelf.core.slash import SlashCommand, SlashCommandError, expand, parse_commands
-from skillshelf.errors import SkillshelfError, ToolError, UsageError, clip
+from skillshelf.errors import SkillshelfError, UsageError, clip
 from skillshelf.models import ModelRequest, ModelResponse, TextSink, TransientModelError, Usage
 from skillshelf.skills.content import render_load
 from skillshelf.skills.skill import Skill
 from skillshelf.tools.skill_tools import SkillTools
 from skillshelf.tools.spec import ArgumentProblem, normalise_tool_name
-from skillshelf.tools.user_tools import Activation, Tool, activated_tools, call_allowed, tool_set
+from skillshelf.tools.user_tools import (
+    Activation,
+    Tool,
+    activated_tools,
+    call_allowed,
+    result_text,
+    run_tool,
+    tool_set,
+)
 
 if TYPE_CHECKING:
     from skillshelf.agent.config import AgentConfig
@@ -58,7 +66,6 @@ __all__ = ["Conversation"]
 logger = logging.getLogger("skillshelf.agent")
 
 MAX_EMPTY_REPLIES: Final = 2  # an empty reply is asked again this often before giving up
-MAX_RESULT_CHARS: Final = 24_000  # of a user tool's result sent back to the model
 TRACE_MESSAGE_CHARS: Final = 500  # of a failed call's message kept in the trace
 NUDGE: Final = "Your last reply was empty. Answer the user, or call one of the tools."
 _ACTIVATIONS_KEY: Final = "#activations"
@@ -602,7 +609,7 @@ class Conversation:
             count = self._record_failure(call_signature(call.name, call.arguments))
             status, message = grade_failure("skill_load", count, message)
             return _Outcome(status, message, arguments, "tool_error")
-        return _Outcome("ok", fork_result(skill, _text(output)), arguments)
+        return _Outcome("ok", fork_result(skill, result_text(output)), arguments)
 
     async def _user_call(self, tool: Tool, call: Any, state: SessionState) -> _Outcome:
         parsed = tool.validate(call.arguments)
@@ -616,27 +623,10 @@ class Conversation:
             return _Outcome("recoverable", refusal, arguments, "refused", notes)
         context = ToolContext(self.session_id, self.agent.name, self.trace)
         timeout = tool.timeout_s if tool.timeout_s is not None else self.agent.tool_timeout_s
-        try:
-            with anyio.move_on_after(timeout) as scope:
-                value = await tool.invoke(arguments, context)
-        except ToolError as exc:  # ToolRetry / ToolFailed: the tool graded its own result
-            status = "recoverable" if exc.recoverable else "fatal"
-            return _Outcome(status, str(exc), arguments, "tool_error", notes)
-        except Exception as exc:  # broad on purpose: a caller's tool must not crash the run
-            logger.exception("user tool %s failed (session %r)", tool.name, self.session_id)
-            message = (
-                f"The tool {tool.name} failed: {type(exc).__name__}: {clip(str(exc))}. Stop "
-                "retrying it and tell the user it failed."
-            )
-            return _Outcome("fatal", message, arguments, "internal", notes)
-        if scope.cancelled_caught:
-            logger.warning("user tool %s timed out after %gs", tool.name, timeout)
-            message = (
-                f"The tool {tool.name} timed out after {timeout:g}s and was abandoned; it "
-                "returned nothing. Try a smaller request, or tell the user it did not finish."
-            )
-            return _Outcome("recoverable", message, arguments, "timeout", notes)
-        content = _text(value)
+        run = await run_tool(tool, arguments, context, timeout_s=timeout, session=self.session_id)
+        if run.status != "ok":
+            return _Outcome(run.status, run.text, arguments, run.kind, notes)
+        content = run.text
         if notes:
             content += "\n\n(Arguments adjusted: " + " ".join(notes) + ")"
         return _Outcome("ok", content, arguments, None, notes)
@@ -718,13 +708,6 @@ def _with_call_id(state: SessionState, name: str, call_id: str) -> SessionState:
     if loaded is None:
         return state
     return replace(state, loaded={**state.loaded, name: replace(loaded, call_id=call_id)})
-
-
-def _text(value: Any) -> str:
-    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str)
-    if len(text) > MAX_RESULT_CHARS:
-        text = text[:MAX_RESULT_CHARS] + f"\n[… cut: the result had {len(text)} characters]"
-    return text
 
 
 def _retries(tool: Tool, agent: AgentConfig) -> int:

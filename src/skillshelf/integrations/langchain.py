@@ -23,7 +23,6 @@ Needs the ``langchain`` extra; importing this module without it raises
 from __future__ import annotations
 
 import json
-import logging
 import threading
 import time
 import uuid
@@ -33,7 +32,7 @@ from typing import TYPE_CHECKING, Any, Final, NotRequired
 
 import anyio
 
-from skillshelf.errors import MissingExtraError, ToolError, UsageError, clip
+from skillshelf.errors import MissingExtraError, UsageError, clip
 
 try:
     from langchain.agents.middleware import (
@@ -54,6 +53,7 @@ except ImportError as exc:
 
 from skillshelf.agent.config import DEFAULT_CATALOG_BUDGET, skills_prompt
 from skillshelf.agent.materialize import Placement, materialize
+from skillshelf.agent.results import DEFAULT_TOOL_TIMEOUT_S
 from skillshelf.agent.trace import Trace, digest, span
 from skillshelf.core.catalog import CatalogFormat
 from skillshelf.core.session import DEFAULT_MAX_LOADED, LoadMode
@@ -62,7 +62,14 @@ from skillshelf.skills.skill import Skill
 from skillshelf.stores import SessionStore, open_store
 from skillshelf.tools.skill_tools import SkillTools, ToolResult
 from skillshelf.tools.spec import ALL_TOOLS, ArgumentProblem
-from skillshelf.tools.user_tools import Activation, Tool, activated_tools, check_names, tool_set
+from skillshelf.tools.user_tools import (
+    Activation,
+    Tool,
+    activated_tools,
+    check_names,
+    run_tool,
+    tool_set,
+)
 
 if TYPE_CHECKING:
     from skillshelf.exec.runner import Executor
@@ -70,7 +77,6 @@ if TYPE_CHECKING:
 
 __all__ = ["SkillsMiddleware", "SkillsState"]
 
-logger = logging.getLogger("skillshelf.integrations.langchain")
 
 SESSION_KEY: Final = "skillshelf_session"
 _SKILL_NAMES: Final = frozenset(ALL_TOOLS)
@@ -373,7 +379,9 @@ class SkillsMiddleware(AgentMiddleware[SkillsState, Any, Any]):
         if isinstance(validated, ArgumentProblem):
             result = ToolResult(tool.name, "recoverable", validated.message)
         else:
-            result = await _invoke(tool, validated.values)
+            timeout = tool.timeout_s if tool.timeout_s is not None else DEFAULT_TOOL_TIMEOUT_S
+            run = await run_tool(tool, validated.values, None, timeout_s=timeout)
+            result = ToolResult(tool.name, run.status, run.text)
         session = await anyio.to_thread.run_sync(self._session, request.state)
         self._record_tool(session, call, result.status, started)
         return _message(call, result)
@@ -430,22 +438,6 @@ def _unreachable(**_kwargs: Any) -> str:
 
 def _shim(name: str) -> Tool:
     return Tool(name, "", {}, _unreachable)
-
-
-async def _invoke(tool: Tool, arguments: Mapping[str, Any]) -> ToolResult:
-    try:
-        value = await tool.invoke(arguments, None)
-    except ToolError as exc:
-        return ToolResult(tool.name, "recoverable" if exc.recoverable else "fatal", str(exc))
-    except Exception as exc:  # broad on purpose: a caller's tool must not crash the run
-        logger.exception("activated tool %s failed", tool.name)
-        message = (
-            f"The tool {tool.name} failed: {type(exc).__name__}: {clip(str(exc))}. Stop "
-            "retrying it and tell the user it failed."
-        )
-        return ToolResult(tool.name, "fatal", message)
-    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str)
-    return ToolResult(tool.name, "ok", text)
 
 
 def _message(call: Mapping[str, Any], result: ToolResult) -> ToolMessage:

@@ -8,16 +8,17 @@ from __future__ import annotations
 
 import functools
 import inspect
+import json
 import logging
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Final, Literal
 
 import anyio
 from pydantic import BaseModel, create_model
 
 from skillshelf.core.allowed_tools import call_allowed, pattern_tool
-from skillshelf.errors import UsageError
+from skillshelf.errors import ToolError, UsageError, clip
 from skillshelf.tools.spec import (
     SKILL_TOOLS,
     ArgumentProblem,
@@ -223,3 +224,63 @@ def check_names(tools: Sequence[Tool], activations: Sequence[Activation]) -> lis
                 logger.warning(message)
                 warnings.append(message)
     return warnings
+
+
+# -- running a caller's tool ------------------------------------------------------------------
+
+MAX_RESULT_CHARS: Final = 24_000  # of a user tool's result sent back to the model
+
+
+@dataclass(frozen=True, slots=True)
+class ToolRun:
+    """A caller's tool, run: the status and text for the model, and the failure kind
+    (``tool_error``: the tool graded its own result; ``internal``: it crashed; ``timeout``)."""
+
+    status: Literal["ok", "recoverable", "fatal"]
+    text: str
+    kind: Literal["tool_error", "internal", "timeout"] | None = None
+
+
+async def run_tool(
+    tool: Tool,
+    arguments: Mapping[str, Any],
+    context: Any,
+    *,
+    timeout_s: float,
+    session: str | None = None,
+) -> ToolRun:
+    """Run ``tool`` on validated ``arguments`` within ``timeout_s``, grading whatever happens:
+    the one way every face (the agent loop, the framework integrations) calls a caller's tool.
+
+    A crash is logged with its traceback and told to the model clipped; a timeout abandons the
+    call; a result that is not text is sent as JSON, cut at :data:`MAX_RESULT_CHARS`.
+    """
+    try:
+        with anyio.move_on_after(timeout_s) as scope:
+            value = await tool.invoke(arguments, context)
+    except ToolError as exc:  # ToolRetry / ToolFailed: the tool graded its own result
+        return ToolRun("recoverable" if exc.recoverable else "fatal", str(exc), "tool_error")
+    except Exception as exc:  # broad on purpose: a caller's tool must not crash the run
+        logger.exception("user tool %s failed (session %r)", tool.name, session)
+        message = (
+            f"The tool {tool.name} failed: {type(exc).__name__}: {clip(str(exc))}. Stop "
+            "retrying it and tell the user it failed."
+        )
+        return ToolRun("fatal", message, "internal")
+    if scope.cancelled_caught:
+        logger.warning("user tool %s timed out after %gs", tool.name, timeout_s)
+        message = (
+            f"The tool {tool.name} timed out after {timeout_s:g}s and was abandoned; it "
+            "returned nothing. Try a smaller request, or tell the user it did not finish."
+        )
+        return ToolRun("recoverable", message, "timeout")
+    return ToolRun("ok", result_text(value))
+
+
+def result_text(value: Any) -> str:
+    """A tool's result as the model reads it: text as is, anything else as JSON, cut at
+    :data:`MAX_RESULT_CHARS`."""
+    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str)
+    if len(text) > MAX_RESULT_CHARS:
+        text = text[:MAX_RESULT_CHARS] + f"\n[… cut: the result had {len(text)} characters]"
+    return text
