@@ -22,7 +22,7 @@ from skillshelf.lint._similar import (
     description_tokens,
     one_edit_apart,
     similar_descriptions,
-    similar_names,
+    similar_name_groups,
 )
 from skillshelf.repository import Repository
 from skillshelf.testing import make_skill
@@ -555,18 +555,57 @@ def test_description_join_equals_all_pairs(threshold: float) -> None:
     assert {(p.first, p.second) for p in pairs} == expected
 
 
-def test_name_join_equals_all_pairs() -> None:
-    rng = random.Random(7)
-    names = sorted({"".join(rng.choices("ab-", k=rng.randint(3, 12))) for _ in range(500)})
-    expected = {
-        (i, j)
-        for i, j in itertools.combinations(range(len(names)), 2)
-        if min(len(names[i]), len(names[j])) >= MIN_SIMILAR_NAME_LENGTH
-        and one_edit_apart(names[i], names[j])
-    }
-    pairs, exhausted = similar_names(names, budget=10**9)
-    assert not exhausted
-    assert expected and {(p.first, p.second) for p in pairs} == expected
+def _groups_of_all_pairs(names: list[str]) -> set[frozenset[int]]:
+    parent = list(range(len(names)))
+
+    def root(i: int) -> int:
+        while parent[i] != i:
+            i = parent[i]
+        return i
+
+    linked: set[int] = set()
+    for i, j in itertools.combinations(range(len(names)), 2):
+        if min(len(names[i]), len(names[j])) >= MIN_SIMILAR_NAME_LENGTH and one_edit_apart(
+            names[i], names[j]
+        ):
+            linked.update((i, j))
+            parent[root(i)] = root(j)
+    groups: dict[int, set[int]] = {}
+    for i in linked:
+        groups.setdefault(root(i), set()).add(i)
+    return {frozenset(g) for g in groups.values()}
+
+
+@pytest.mark.parametrize("seed", [7, 8, 9])
+def test_name_groups_equal_the_groups_of_every_pair_one_edit_apart(seed: int) -> None:
+    rng = random.Random(seed)
+    names = ["".join(rng.choices("ab-", k=rng.randint(3, 12))) for _ in range(500)]
+    names += rng.sample(names, 20)  # repeated names: never linked to themselves
+    expected = _groups_of_all_pairs(names)
+    groups = similar_name_groups(names)
+    assert expected and {frozenset(g) for g in groups} == expected
+    assert groups == sorted(groups) and all(g == sorted(g) for g in groups)
+
+
+@pytest.mark.parametrize(
+    ("names", "groups"),
+    [
+        (["pdf-tool", "pdf-otol"], []),  # a swap of two letters is two edits
+        (["csv-report", "csv-report"], []),  # the same name twice is no look-alike
+        (["csv-report", "csv-reports", "csv-report"], [[0, 1, 2]]),
+        (["abcde", "abcdef", "abcdefg"], [[0, 1, 2]]),  # a chain of insertions
+        (["abcd", "abcde"], []),  # too short to compare
+        (["gmail-automation", "slack-automation"], []),
+    ],
+)
+def test_name_groups_link_only_single_edits(names: list[str], groups: list[list[int]]) -> None:
+    assert similar_name_groups(names) == groups
+
+
+def test_ten_thousand_numbered_names_are_one_group() -> None:
+    names = [f"skill-{i:05d}" for i in range(10_000)]
+    [group] = similar_name_groups(names)
+    assert group == list(range(10_000))
 
 
 @pytest.mark.parametrize(
