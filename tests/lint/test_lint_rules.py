@@ -19,6 +19,7 @@ from skillshelf.lint import (
 )
 from skillshelf.lint._similar import (
     MIN_SIMILAR_NAME_LENGTH,
+    description_clusters,
     description_tokens,
     one_edit_apart,
     similar_descriptions,
@@ -621,3 +622,66 @@ def test_ten_thousand_numbered_names_are_one_group() -> None:
 def test_one_edit_apart(a: str, b: str, apart: bool) -> None:
     assert one_edit_apart(a, b) is apart
     assert one_edit_apart(b, a) is apart
+
+
+# -- near-duplicate groups are those of comparing each record with every earlier leader -------
+
+
+def _leader_groups(texts: list[str], threshold: float) -> list[tuple[tuple[int, ...], float]]:
+    """Leader clustering by brute force: each record against every leader before it."""
+    sets = [description_tokens(t) for t in texts]
+    floor = threshold - 1e-9
+    groups: dict[int, list[tuple[int, float]]] = {}
+    for i in sorted(range(len(sets)), key=lambda r: (len(sets[r]), r)):
+        best, best_score = -1, 0.0
+        for j in groups:
+            if not sets[i] or len(sets[j]) < floor * len(sets[i]):
+                continue
+            common = len(sets[j] & sets[i])
+            score = common / (len(sets[j]) + len(sets[i]) - common)
+            if score >= floor and (score, -j) > (best_score, -best):
+                best, best_score = j, score
+        if best >= 0:
+            groups[best].append((i, best_score))
+        else:
+            groups[i] = [(i, 1.0)]
+    found = [
+        (tuple(sorted(i for i, _ in g)), min(score for _, score in g))
+        for g in groups.values()
+        if len(g) > 1
+    ]
+    return sorted(found)
+
+
+def _families(rng: random.Random, vocabulary: int, count: int) -> list[str]:
+    """Short and long texts over a small vocabulary, with edited copies of some of them."""
+    words = [f"word{i}" for i in range(vocabulary)]
+    texts = [" ".join(rng.choices(words, k=rng.randint(0, 40))) for _ in range(count)]
+    for _ in range(count // 3):
+        copy = rng.choice(texts).split()
+        for _ in range(rng.randint(0, 4)):
+            if copy:
+                copy[rng.randrange(len(copy))] = rng.choice(words)
+        texts.append(" ".join(copy))
+    return texts
+
+
+@pytest.mark.parametrize("threshold", [0.3, 0.5, 0.6, 0.8, 1.0])
+@pytest.mark.parametrize("vocabulary", [12, 60, 400])
+def test_description_groups_equal_comparing_every_leader(threshold: float, vocabulary: int) -> None:
+    texts = _families(random.Random(vocabulary * threshold), vocabulary, 300)
+    clusters, exhausted = description_clusters(texts, threshold=threshold, budget=10**9)
+    assert not exhausted
+    assert [(c.members, c.score) for c in clusters] == _leader_groups(texts, threshold)
+
+
+def test_a_small_vocabulary_catalog_is_grouped_within_the_default_budget() -> None:
+    # 3,000 descriptions of ~28 content words from 234: every pair shares a few words, so a
+    # filter needing 3 shared rare words leaves millions of candidates (the budget ran out).
+    rng = random.Random(1)
+    words = [f"word{i}" for i in range(234)]
+    texts = [" ".join(rng.sample(words, 28)) for _ in range(3000)]
+    texts.append(texts[5].replace(texts[5].split()[0], "word999"))
+    clusters, exhausted = description_clusters(texts, threshold=0.6)
+    assert not exhausted
+    assert [c.members for c in clusters] == [(5, 3000)]

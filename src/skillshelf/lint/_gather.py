@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterator, Mapping
-from pathlib import Path
 from typing import Final
 
 from skillshelf.core.frontmatter import FrontmatterError, decode_skill_md, parse_frontmatter
@@ -61,7 +60,7 @@ class _Files:
     file at its path, a link at the in-skill file it leads to.
     """
 
-    def __init__(self, root: Path) -> None:
+    def __init__(self, root: str) -> None:
         walk = walk_skill(root)
         self._root = walk.root
         self._readable: dict[str, str] = {}
@@ -111,7 +110,7 @@ def subject_from_skill(skill: Skill, *, known: dict[str, bool] | None = None) ->
         SkillshelfError: SKILL.md can no longer be read or parsed.
     """
     try:
-        raw, _, _ = read_skill_md(skill.skill_md, full=True)
+        raw, _, _ = read_skill_md(os.path.join(skill.directory, skill.skill_md_name), full=True)
         text, _ = decode_skill_md(raw)
         fm = parse_frontmatter(text)
     except (OSError, FrontmatterError) as exc:
@@ -122,7 +121,7 @@ def subject_from_skill(skill: Skill, *, known: dict[str, bool] | None = None) ->
     declared = any(key in fm.data for key in _TOOLS_KEYS) and (
         bool(manifest.allowed_tools) or not manifest.not_tools
     )
-    listed = _Files(skill.path)
+    listed = _Files(skill.directory)
     docs = frozenset(
         f for f in listed.files if f.lower().endswith(_DOC_SUFFIXES) and f != skill.skill_md_name
     )

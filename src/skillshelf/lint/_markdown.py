@@ -132,7 +132,7 @@ def scan(text: str, *, first_line: int = 1) -> Scanned:
     fence: tuple[str, str, list[Line]] | None = None  # marker, language, lines
     for number, line in enumerate(text.split("\n"), start=first_line):
         if fence is None:
-            opened = _FENCE_OPEN.match(line)
+            opened = _FENCE_OPEN.match(line) if "`" in line or "~" in line else None
             if opened and not (opened.group(1)[0] == "`" and "`" in line[opened.end() :]):
                 fence = (opened.group(1), opened.group(2).lower(), [])
             else:

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from typing import Final
 
 from skillshelf.core.words import split_words
+from skillshelf.lint._clusters import Cluster, cluster_sets
 
 __all__ = [
     "DEFAULT_SIMILARITY",
@@ -152,29 +153,15 @@ def similar_descriptions(
     return _join(sets, prefix=prefix, admissible=admissible, verify=verify, budget=budget)
 
 
-@dataclass(frozen=True, slots=True)
-class Cluster:
-    """Records alike enough to be one group: indexes into the input, in input order.
-
-    Attributes:
-        members: At least two indexes.
-        score: The lowest similarity of a member to the group's first record (its leader).
-    """
-
-    members: tuple[int, ...]
-    score: float
-
-
 def description_clusters(
     descriptions: Sequence[str], *, threshold: float, budget: int = MAX_CANDIDATE_CHECKS
 ) -> tuple[list[Cluster], bool]:
     """Groups of descriptions each within ``threshold`` (Jaccard) of the group's leader.
 
-    Leader clustering over the same prefix filter as :func:`similar_descriptions`: records
-    are taken smallest first; one that reaches the threshold with an earlier leader joins the
-    most similar one, any other becomes a leader itself. Only leaders are indexed, so 864
-    near-copies of one template cost one candidate each, not 864²/2 comparisons, and the
-    output is one group, not every pair.
+    Leader clustering (:mod:`skillshelf.lint._clusters`): records are taken smallest first;
+    one that reaches the threshold with an earlier leader joins the most similar one, any
+    other becomes a leader itself. Every leader that could reach the threshold is compared,
+    so the groups do not depend on how the candidates are found.
 
     Returns:
         The groups of two or more (ordered by their first member) and whether the budget
@@ -183,48 +170,7 @@ def description_clusters(
     if not 0 < threshold <= 1:
         raise ValueError(f"threshold must be in (0, 1], got {threshold}")
     sets = [description_tokens(d) for d in descriptions]
-    floor = threshold - 1e-9
-    frequency = Counter(token for record in sets for token in record)
-    index: defaultdict[str, list[int]] = defaultdict(list)
-    groups: dict[int, list[tuple[int, float]]] = {}
-    work = 0
-    for i in sorted(range(len(sets)), key=lambda r: (len(sets[r]), r)):
-        size = len(sets[i])
-        overlap = math.ceil(threshold * size - 1e-9)
-        need = min(_SHARED_PREFIX_TOKENS, overlap)
-        prefix = sorted(sets[i], key=lambda t: (frequency[t], t))[: size - overlap + need]
-        shared: Counter[int] = Counter()
-        for token in prefix:
-            postings = index.get(token, ())
-            work += len(postings)
-            shared.update(postings)
-        best, best_score = -1, 0.0
-        for j, count in shared.items():
-            if count < need or len(sets[j]) < floor * size:
-                continue
-            work += 1
-            common = len(sets[j] & sets[i])
-            score = common / (len(sets[j]) + size - common)
-            if score >= floor and (score, -j) > (best_score, -best):
-                best, best_score = j, score
-        if work > budget:
-            return _clusters(groups), True
-        if best >= 0:
-            groups[best].append((i, best_score))
-            continue
-        groups[i] = [(i, 1.0)]
-        for token in prefix:
-            index[token].append(i)
-    return _clusters(groups), False
-
-
-def _clusters(groups: dict[int, list[tuple[int, float]]]) -> list[Cluster]:
-    found = [
-        Cluster(tuple(sorted(i for i, _ in group)), min(score for _, score in group))
-        for group in groups.values()
-        if len(group) > 1
-    ]
-    return sorted(found, key=lambda c: c.members)
+    return cluster_sets(sets, threshold=threshold, budget=budget)
 
 
 def varying_words(texts: Sequence[str]) -> tuple[str, list[tuple[str, ...]]]:
