@@ -127,6 +127,8 @@ class Mention:
 
 def scan(text: str, *, first_line: int = 1) -> Scanned:
     """Split Markdown into prose lines and fenced blocks (an unclosed fence runs to the end)."""
+    if "```" not in text and "~~~" not in text:  # no fence can open: every line is prose
+        return Scanned(tuple(enumerate(text.split("\n"), start=first_line)), ())
     prose: list[Line] = []
     fences: list[Fence] = []
     fence: tuple[str, str, list[Line]] | None = None  # marker, language, lines
