@@ -24,7 +24,7 @@ from __future__ import annotations
 import bisect
 import math
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Final
 
@@ -87,7 +87,6 @@ class _Leaders:
         listed: Counter[int] = Counter()
         slices: list[int] = []  # slices[k]: leaders whose count from bitsets has bit k set
         work = 0
-        added = 0
         for token in tokens:
             ranks = self._lists.get(token)
             if ranks is not None:
@@ -98,31 +97,58 @@ class _Leaders:
             if bits is not None:
                 work += 1 + bits.bit_length() // _LEADERS_PER_UNIT
                 _add_sliced(slices, bits)
-                added += 1
-        found = _at_least(slices, need) >> lowest
-        ranks_found: set[int] = set()
-        while found:
-            low = found & -found
-            ranks_found.add(low.bit_length() - 1 + lowest)
-            found ^= low
-        # A listed leader qualifies when its bitset count makes up what its listed count
-        # lacks: only those with ``need - added`` or more listed can (most, in C, are not).
-        short: dict[int, bytes] = {}
-        for rank, count in listed.most_common():
-            if count < need - added:
-                break
-            if rank < lowest or rank in ranks_found:
-                continue
-            if count < need:
-                mask = short.get(count)
-                if mask is None:
-                    bits = _at_least(slices, need - count)
-                    mask = short[count] = bits.to_bytes(bits.bit_length() // 8 + 1, "little")
-                byte = rank >> 3
-                if byte >= len(mask) or not mask[byte] >> (rank & 7) & 1:
-                    continue
-            ranks_found.add(rank)
-        return sorted(ranks_found), work
+        found = set(_ranks(_at_least(slices, need) >> lowest, lowest))
+        if listed:
+            found.update(_made_up(listed, slices, need, lowest))
+        return sorted(found), work
+
+
+def _made_up(listed: Counter[int], slices: list[int], need: int, lowest: int) -> list[int]:
+    """Listed leaders from ``lowest`` on whose listed and bitset counts reach ``need``."""
+    most = max(listed.values())
+    out = [r for r, n in listed.items() if n >= need and r >= lowest] if most >= need else []
+    if not slices:
+        return out
+    # The others lack ``need - count``: only a leader whose bitset count is at least the
+    # smallest shortfall can make it up. Visit those, or the listed ones, whichever are fewer.
+    if most >= need:
+        most = max((n for n in listed.values() if n < need), default=0)
+    possible = _at_least(slices, need - most) >> lowest if most else 0
+    if not possible:
+        return out
+    shortfalls = _Shortfalls(slices)
+    if possible.bit_count() < len(listed):
+        pairs: Iterable[tuple[int, int]] = (
+            (rank, listed.get(rank, 0)) for rank in _ranks(possible, lowest)
+        )
+    else:
+        pairs = ((r, n) for r, n in listed.items() if r >= lowest)
+    out += [r for r, n in pairs if 0 < n < need and shortfalls.covers(r, need - n)]
+    return out
+
+
+class _Shortfalls:
+    """Whether a leader's bitset count reaches a number, read as bytes (no shift per leader)."""
+
+    def __init__(self, slices: list[int]) -> None:
+        self._slices = slices
+        self._masks: dict[int, bytes] = {}
+
+    def covers(self, rank: int, shortfall: int) -> bool:
+        mask = self._masks.get(shortfall)
+        if mask is None:
+            bits = _at_least(self._slices, shortfall)
+            mask = self._masks[shortfall] = bits.to_bytes(bits.bit_length() // 8 + 1, "little")
+        byte = rank >> 3
+        return byte < len(mask) and bool(mask[byte] >> (rank & 7) & 1)
+
+
+def _ranks(bits: int, offset: int) -> Iterator[int]:
+    """The set bits of ``bits``, lowest first, plus ``offset``."""
+    while bits:
+        low = bits & -bits
+        yield low.bit_length() - 1 + offset
+        bits ^= low
 
 
 def _add_sliced(slices: list[int], bits: int) -> None:
