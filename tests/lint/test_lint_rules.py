@@ -306,6 +306,22 @@ def test_link_through_a_symlink_leading_out_is_outside(tmp_path: Path) -> None:
     assert codes(lint_dir(tmp_path / "root")) == ["link.outside"]
 
 
+def test_a_linked_document_that_is_a_link_inside_the_skill_is_read_at_its_target(
+    tmp_path: Path,
+) -> None:
+    skill = make_skill(
+        tmp_path,
+        "linking-docs",
+        GOOD,
+        body="Read [the guide](guide.md) and [the folder](refs).\n",
+        files={"references/real.md": "# Real\n\nSee [gone](gone.md).\n"},
+    )
+    (skill / "guide.md").symlink_to("references/real.md")
+    (skill / "refs").symlink_to("references")  # a folder: linked, never read as a document
+    found = [(f.code, f.path, f.message.split("'")[1]) for f in lint_dir(tmp_path).findings]
+    assert found == [("link.broken", str(skill / "guide.md"), "gone.md")]
+
+
 def test_links_in_a_reference_resolve_from_its_folder_and_nesting_is_reported(
     tmp_path: Path,
 ) -> None:
