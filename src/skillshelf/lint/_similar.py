@@ -76,12 +76,11 @@ def description_tokens(text: str) -> frozenset[str]:
     Japanese or Korean description is compared by its bigrams, not as one unsplittable run.
     """
     tokens: set[str] = set()
-    for word in split_words(text):
-        if len(word) < 2 or word in _STOPWORDS:
-            continue
-        if len(word) > 3 and word.endswith("s") and not word.endswith("ss"):
-            word = word[:-1]
-        tokens.add(word)
+    for word in set(split_words(text)) - _STOPWORDS:  # each distinct word once
+        if len(word) > 3 and word[-1] == "s" and word[-2] != "s":
+            tokens.add(word[:-1])
+        elif len(word) >= 2:
+            tokens.add(word)
     return frozenset(tokens)
 
 
