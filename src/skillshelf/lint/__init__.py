@@ -246,11 +246,11 @@ def lint_repository(
         SkillNotFoundError: A name in ``names`` is not a visible skill.
         UsageError: An unknown rule, or ``similarity`` outside (0, 1].
     """
+    from skillshelf.lint._gather import subject_from_skill as gather
+
     wanted = rule_filter(select, ignore)
     only = None if names is None else {repo.get(n).name for n in names}
     catalog_only = all(code.startswith(_CATALOG_ONLY) for code in RULES if wanted(code))
-    from skillshelf.lint._gather import subject_from_skill as gather
-
     subjects: list[LintSubject] = []
     invalid: list[LintFinding] = []
     known: dict[str, bool] = {}  # whether a module imports here, asked once per run
