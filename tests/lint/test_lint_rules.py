@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+import os
 import random
 from pathlib import Path
 
@@ -320,6 +321,12 @@ def test_a_linked_document_that_is_a_link_inside_the_skill_is_read_at_its_target
     (skill / "refs").symlink_to("references")  # a folder: linked, never read as a document
     found = [(f.code, f.path, f.message.split("'")[1]) for f in lint_dir(tmp_path).findings]
     assert found == [("link.broken", str(skill / "guide.md"), "gone.md")]
+
+
+def test_a_linked_fifo_is_listed_but_never_opened(tmp_path: Path) -> None:
+    skill = make_skill(tmp_path, "linking-docs", GOOD, body="Read [the notes](notes.md).\n")
+    os.mkfifo(skill / "notes.md")  # opening it to read would wait for a writer forever
+    assert codes(lint_dir(tmp_path)) == []
 
 
 def test_links_in_a_reference_resolve_from_its_folder_and_nesting_is_reported(
