@@ -18,7 +18,13 @@ from typing import TYPE_CHECKING, Any, Final, Literal
 
 from skillshelf.core.catalog import CatalogEntry, CatalogFormat, render_catalog
 from skillshelf.errors import FileAccessError
-from skillshelf.reports.tokens import CountCache, EncodingName, TokenCounter, get_counter
+from skillshelf.reports.tokens import (
+    CountCache,
+    EncodingName,
+    TokenCounter,
+    get_counter,
+    split_at_safe_cuts,
+)
 
 if TYPE_CHECKING:
     from skillshelf.core.files import FileTree
@@ -325,7 +331,8 @@ def token_report(
     # unbudgeted catalog is given as its entries, so each is counted once.
     wanted: list[str | tuple[str, ...]] = [budgeted, _as_parts(unbudgeted, entry_texts)]
     for t in ordered:
-        wanted += [entry_texts.get(t.name, ""), t.body, t.on_load, *(text for _, text in t.docs)]
+        body, on_load = _body_and_load(t.body, t.on_load)
+        wanted += [entry_texts.get(t.name, ""), body, on_load, *(text for _, text in t.docs)]
     counts = iter(counter.count_many(wanted, cache=cache))
     catalog_tokens, catalog_unbudgeted = next(counts), next(counts)
     rows = tuple(_row(t, counts, fates) for t in ordered)
@@ -352,6 +359,16 @@ def token_report(
         everything=sum(r.everything for r in rows),
         on_load=sum(r.on_load for r in rows),
     )
+
+
+def _body_and_load(body: str, on_load: str) -> tuple[str | tuple[str, ...], str | tuple[str, ...]]:
+    """The body and its load text, sharing the body's middle as a part when the load text
+    quotes it (the counter checks every cut, so the sums stay exact)."""
+    head, middle, tail = split_at_safe_cuts(body)
+    at = on_load.find(middle) if middle else -1
+    if at < 0:
+        return body, on_load
+    return (head, middle, tail), (on_load[:at], middle, on_load[at + len(middle) :])
 
 
 def _as_parts(catalog: str, entry_texts: dict[str, str]) -> str | tuple[str, ...]:

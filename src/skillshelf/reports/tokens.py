@@ -43,6 +43,7 @@ __all__ = [
     "EncodingName",
     "TokenCounter",
     "get_counter",
+    "split_at_safe_cuts",
     "token_safe_cuts",
 ]
 
@@ -97,12 +98,11 @@ class TokenCounter:
     ) -> list[int]:
         """Tokens in each of ``texts``, exactly as :meth:`count` gives them.
 
-        A text may be given as the parts it joins (``(header, *entries, footer)``). Exact
-        counts are taken piecewise: each text is cut where no token can cross (see
-        :func:`token_safe_cuts`), each distinct piece is encoded once, on every CPU when the
-        backend can, and looked up in ``cache`` first; a body that recurs inside a load text
-        or a catalog entry inside the catalog is then encoded once. The estimate counts each
-        whole text (its rounding is per text).
+        A text may be given as the parts it joins (``(header, *entries, footer)``): exact
+        counts are then summed over the parts wherever :func:`token_safe_cuts` allows, so a
+        part that recurs in other texts (a catalog entry, a body's middle) is encoded once.
+        Each distinct text or part is encoded once, on every CPU when the backend can, after
+        a look in ``cache``. The estimate counts each whole text (its rounding is per text).
         """
         if not self.exact:
             joined = [t if isinstance(t, str) else "".join(t) for t in texts]
@@ -143,16 +143,32 @@ def token_safe_cuts(left: str, right: str) -> bool:
     return left.endswith("\n") and right[:1] != "/" and right[:1].strip() != ""
 
 
-# Just after a blank line, before a token-safe character: where a text is cut into separately
-# counted pieces. Local, so a body is cut the same way alone and inside its load text.
-_PARAGRAPH: Final = re.compile(r"\n\n(?=[^\s/])")
+# A newline before a character that is neither whitespace nor "/": a cut no token crosses.
+_SAFE_CUT: Final = re.compile(r"\n(?=[^\s/])")
+
+
+def split_at_safe_cuts(text: str) -> tuple[str, str, str]:
+    """``text`` as ``(head, middle, tail)`` cut at its first and last token-safe cut (see
+    :func:`token_safe_cuts`); ``middle`` is empty when there are fewer than two.
+
+    The cuts depend only on the characters either side, so a text quoted inside a longer
+    one (a body inside its load text) has the same ``middle``, which is then counted once.
+    """
+    first = _SAFE_CUT.search(text)
+    if first is None:
+        return text, "", ""
+    end = len(text)
+    while (newline := text.rfind("\n", first.end(), end)) >= first.end():
+        if token_safe_cuts("\n", text[newline + 1 : newline + 2]):
+            return text[: first.end()], text[first.end() : newline + 1], text[newline + 1 :]
+        end = newline
+    return text, "", ""
 
 
 def _pieces_of(text: str | tuple[str, ...]) -> list[str]:
-    """``text`` (or its parts, joined) cut where :func:`token_safe_cuts` allows: between
-    parts, and after each blank line."""
+    """``text``, or its parts joined where :func:`token_safe_cuts` does not allow a cut."""
     if isinstance(text, str):
-        return _paragraphs(text)
+        return [text] if text else []
     runs: list[list[str]] = []
     for part in text:
         if not part:
@@ -161,14 +177,7 @@ def _pieces_of(text: str | tuple[str, ...]) -> list[str]:
             runs[-1].append(part)
         else:
             runs.append([part])
-    return [piece for run in runs for piece in _paragraphs("".join(run))]
-
-
-def _paragraphs(text: str) -> list[str]:
-    if not text:
-        return []
-    cuts = [match.end() for match in _PARAGRAPH.finditer(text)]
-    return [text[i:j] for i, j in zip([0, *cuts], [*cuts, len(text)], strict=True)]
+    return ["".join(run) for run in runs]
 
 
 class CountCache:

