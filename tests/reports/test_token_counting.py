@@ -17,6 +17,7 @@ from skillshelf.reports.tokens import BACKEND_ENV, EncodingName, get_counter
 
 ENCODINGS: list[EncodingName] = ["o200k_base", "cl100k_base"]
 EXACT_BACKENDS = ["tiktoken", "bpe_openai"]
+CHINESE = Path(__file__).resolve().parents[2] / "examples" / "skills-zh"
 CL100K_URL = "https://openaipublic.blob.core.windows.net/encodings/cl100k_base.tiktoken"
 CL100K_SHA256 = "223921b76ee99bde995b7ff738513eef100fb51d18c93597a113bcffe865b2a7"
 
@@ -197,6 +198,17 @@ def test_the_estimate_lands_near_the_exact_count_on_corpus_skills(encoding: Enco
     total_estimate = sum(estimate.count(t) for t in texts)
 
     assert abs(total_estimate - total_exact) / total_exact < 0.15
+
+
+@pytest.mark.parametrize("encoding", ENCODINGS)
+def test_the_estimate_counts_chinese_skills_near_the_exact_count(encoding: EncodingName) -> None:
+    exact = get_counter(encoding, backend="tiktoken")
+    estimate = get_counter(encoding, backend="estimate")
+    texts = [p.read_text(encoding="utf-8") for p in sorted(CHINESE.glob("*/SKILL.md"))]
+    assert texts
+
+    for text in texts:  # each within 10%; about half the exact count before CJK was weighed
+        assert abs(estimate.count(text) - exact.count(text)) / exact.count(text) < 0.10
 
 
 def test_counters_are_built_once_per_process() -> None:
