@@ -563,9 +563,7 @@ def _heavy_lines(r: Report) -> list[str]:
             f"{label:<52}{timing.median:>9.3f}{timing.min:>9.3f}{timing.first:>9.3f}"
             f"{timing.cpu:>9.3f}{ratio}"
         )
-    out.append(
-        "  (CPU/floor: tokens against the batch count floor (then the per-text count floor"
-    )
+    out.append("  (CPU/floor: tokens against the batch count floor (then the per-text count floor")
     out.append("  and the read floor), lint against the read floor)")
     return out
 
