@@ -14,7 +14,9 @@ not timed), then times, ``--repeat`` times each and reporting the median and min
   same plus a minimal parse (split off the frontmatter, ``key: value`` lines into a dict);
 - tokens: ``report_for_repository`` (every body, load text and document read and counted)
   beside its floor: every file of every skill read with the stdlib and all that text counted
-  once with tiktoken's batch encoder (``--skip-heavy`` leaves tokens and lint out);
+  once with tiktoken's batch encoder, and again with one ``encode_ordinary`` per text (the
+  lower floor: the batch call spends a future per text); then the same report with its
+  count cache filled by an earlier run (``--skip-heavy`` leaves tokens and lint out);
 - lint: ``lint_repository`` beside its floor: every file of every skill read with the stdlib;
 - search: ~200 mixed queries (p50 / p95), after the index is built by a first search;
 - reference: skills-ref's ``to_prompt`` over the sorted skill folders, once, and whether its
