@@ -6,7 +6,8 @@ cycling through skills spread over the whole repository:
 
 * floors: ``Skill.body()`` and a plain open + read of SKILL.md;
 * in process, through :class:`SkillTools` (memory store, a fresh session per load so every
-  load delivers full content): ``skill_load``, ``skill_read_file``, ``skill_list_docs``,
+  load delivers full content; and again in sessions holding three other loaded skills):
+  ``skill_load``, ``skill_read_file``, ``skill_list_docs``,
   ``skill_select_docs``, ``skill_unload``, ``skill_search`` (beside ``Repository.search``,
   its floor), ``skill_list`` and ``workspace_exec`` set-up (the call up to the executor,
   which here returns at once: the command itself is ``bench/exec.py``'s business);
@@ -124,6 +125,15 @@ def measure_in_process(repo: Repository, count: int, rounds: int, work: Path) ->
     out["floor: open+read SKILL.md"] = _median_us(rounds, names, floor_read)
     out["skill_load"] = _median_us(
         rounds, names, lambda i, n: _ok(fresh(i).call("skill_load", {"skill": n}))
+    )
+    # Sessions holding three other skills already: the session document is decoded and
+    # written with them, and the load still delivers full content.
+    busy = [fresh(rounds + i) for i in range(rounds)]
+    for i, tools in enumerate(busy):
+        for k in (1, 2, 3):
+            _ok(tools.call("skill_load", {"skill": names[(i + 10 * k) % len(names)]}))
+    out["skill_load (3 loaded)"] = _median_us(
+        rounds, names, lambda i, n: _ok(busy[i].call("skill_load", {"skill": n}))
     )
     # One session of a few loaded skills (a session holds at most 20): the calls below cycle
     # through them.
@@ -335,10 +345,13 @@ def print_report(results: dict[str, Any]) -> None:
             f"{v / base:>9.2f}×" if v is not None and base else f"{'-':>10}" for v in values[1:]
         )
         print(f"{label:<38}{cells}{'':17}{ratios}")
-    print("skill_load / Skill.body() of the same skills:")
+    print("skill_load / Skill.body() of the same skills (fresh session, 3 skills loaded):")
     for n in sizes:
         r = rows[n]
-        print(f"  {n:>8,} skills: {r['skill_load'] / r['floor: Skill.body()']:.2f}×")
+        body = r["floor: Skill.body()"]
+        busy = r.get("skill_load (3 loaded)")
+        shown = f", {busy / body:.2f}×" if busy is not None else ""
+        print(f"  {n:>8,} skills: {r['skill_load'] / body:.2f}×{shown}")
     print("SkillTools skill_search / Repository.search:")
     for n in sizes:
         r = rows[n]
