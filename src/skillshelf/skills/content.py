@@ -86,6 +86,8 @@ def missing_links(skill: Skill, body: str, *, walk: SkillWalk | None = None) -> 
 
 def _missing_links(skill: Skill, body: str, walked: frozenset[str]) -> list[str]:
     missing: list[str] = []
+    if "](" not in body:  # every link _LINK matches has one: most bodies are done here
+        return missing
     for match in _LINK.finditer(body):
         target = match.group(1).split("#", 1)[0].split("?", 1)[0]
         if not target or re.match(r"^[a-zA-Z][a-zA-Z0-9+.-]*:", target) or target.startswith("/"):
