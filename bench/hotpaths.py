@@ -4,9 +4,13 @@ Generates (or reuses, with ``--trees``) one root per size with ``bench/mcp.py``'
 (SKILL.md + a reference + a script per skill) and measures, per size, the median of each call
 cycling through skills spread over the whole repository:
 
-* floors: ``Skill.body()`` and a plain open + read of SKILL.md;
+* floors: ``Skill.body()`` and a plain open + read of SKILL.md; and ``Skill.body()`` timed
+  again interleaved with ``skill_load`` of the same skill (in a fresh session and in one
+  holding three loaded skills), so that the ratio is not at the mercy of the load changing
+  between two rows;
 * in process, through :class:`SkillTools` (memory store, a fresh session per load so every
-  load delivers full content): ``skill_load``, ``skill_read_file``, ``skill_list_docs``,
+  load delivers full content; and again in sessions holding three other loaded skills):
+  ``skill_load``, ``skill_read_file``, ``skill_list_docs``,
   ``skill_select_docs``, ``skill_unload``, ``skill_search`` (beside ``Repository.search``,
   its floor), ``skill_list`` and ``workspace_exec`` set-up (the call up to the executor,
   which here returns at once: the command itself is ``bench/exec.py``'s business);
@@ -85,6 +89,37 @@ def _median_us(rounds: int, names: list[str], call: Callable[[int, str], object]
     return statistics.median(samples) * 1e6
 
 
+def _interleaved_loads(
+    rounds: int,
+    names: list[str],
+    skills: dict[str, Any],
+    fresh: Callable[[int], SkillTools],
+    loaded: list[SkillTools],
+    first: int,
+) -> dict[str, float]:
+    """``Skill.body()``, ``skill_load`` and ``skill_load`` with 3 loaded, one after the other
+    for each skill: their ratio does not depend on the load swinging between two rows."""
+    samples: dict[str, list[float]] = {
+        "interleaved: Skill.body()": [],
+        "interleaved: skill_load": [],
+        "interleaved: skill_load (3 loaded)": [],
+    }
+    body, load, busy = samples.values()
+    for i in range(rounds):
+        name = names[i % len(names)]
+        start = time.perf_counter()
+        skills[name].body()
+        body.append(time.perf_counter() - start)
+        tools = fresh(first + i)
+        start = time.perf_counter()
+        _ok(tools.call("skill_load", {"skill": name}))
+        load.append(time.perf_counter() - start)
+        start = time.perf_counter()
+        _ok(loaded[i].call("skill_load", {"skill": name}))
+        busy.append(time.perf_counter() - start)
+    return {label: statistics.median(values) * 1e6 for label, values in samples.items()}
+
+
 class _NoRun:
     """An executor that returns at once: ``workspace_exec`` timed up to the command."""
 
@@ -125,6 +160,21 @@ def measure_in_process(repo: Repository, count: int, rounds: int, work: Path) ->
     out["skill_load"] = _median_us(
         rounds, names, lambda i, n: _ok(fresh(i).call("skill_load", {"skill": n}))
     )
+
+    def busy(first: int) -> list[SkillTools]:
+        # Sessions holding three other skills already: the session document is decoded and
+        # written with them, and the load of names[i] still delivers full content.
+        sessions = [fresh(first + i) for i in range(rounds)]
+        for i, session in enumerate(sessions):
+            for k in (1, 2, 3):
+                _ok(session.call("skill_load", {"skill": names[(i + 10 * k) % len(names)]}))
+        return sessions
+
+    loaded = busy(rounds)
+    out["skill_load (3 loaded)"] = _median_us(
+        rounds, names, lambda i, n: _ok(loaded[i].call("skill_load", {"skill": n}))
+    )
+    out |= _interleaved_loads(rounds, names, skills, fresh, busy(2 * rounds), 3 * rounds)
     # One session of a few loaded skills (a session holds at most 20): the calls below cycle
     # through them.
     tools = SkillTools(repo, store=store, session_id=f"main-{count}")
@@ -335,10 +385,22 @@ def print_report(results: dict[str, Any]) -> None:
             f"{v / base:>9.2f}×" if v is not None and base else f"{'-':>10}" for v in values[1:]
         )
         print(f"{label:<38}{cells}{'':17}{ratios}")
-    print("skill_load / Skill.body() of the same skills:")
+    print(
+        "skill_load / Skill.body() of the same skills (fresh session, 3 skills loaded), "
+        "from the rows above and interleaved:"
+    )
     for n in sizes:
         r = rows[n]
-        print(f"  {n:>8,} skills: {r['skill_load'] / r['floor: Skill.body()']:.2f}×")
+        body, inter = r["floor: Skill.body()"], r.get("interleaved: Skill.body()")
+        shown = f"{r['skill_load'] / body:.2f}×"
+        if "skill_load (3 loaded)" in r:
+            shown += f", {r['skill_load (3 loaded)'] / body:.2f}×"
+        if inter:
+            shown += (
+                f"; interleaved {r['interleaved: skill_load'] / inter:.2f}×, "
+                f"{r['interleaved: skill_load (3 loaded)'] / inter:.2f}×"
+            )
+        print(f"  {n:>8,} skills: {shown}")
     print("SkillTools skill_search / Repository.search:")
     for n in sizes:
         r = rows[n]
