@@ -8,11 +8,14 @@ cycling through skills spread over the whole repository:
 * in process, through :class:`SkillTools` (memory store, a fresh session per load so every
   load delivers full content): ``skill_load``, ``skill_read_file``, ``skill_list_docs``,
   ``skill_select_docs``, ``skill_unload``, ``skill_search`` (beside ``Repository.search``,
-  its floor), ``skill_list`` and ``workspace_exec`` set-up (the call up to the executor,
-  which here returns at once: the command itself is ``bench/exec.py``'s business);
+  its floor; "task N" matches every skill, the worst case, and the labelled queries of
+  ``bench/data/search_queries.jsonl`` are a realistic mix), ``skill_list`` and
+  ``workspace_exec`` set-up (the call up to the executor, which here returns at once: the
+  command itself is ``bench/exec.py``'s business);
 * in process, through the MCP server (an SDK client connected in memory to
-  :class:`SkillServer`): ``resources/read``, ``skills/get``, ``prompts/get`` and one
-  ``skills/list`` page resumed from a cursor in the middle;
+  :class:`SkillServer`): ``resources/read``, ``skills/get``, ``prompts/get``, one
+  ``skills/list`` page resumed from a cursor in the middle, ``skill_load`` and
+  ``skill_search`` ("task N");
 * with ``--mcp-stdio N`` (default 10,000; 0: off): ``skill_load``, ``skill_read_file`` and
   ``resources/read`` over stdio against a real ``skillshelf serve``, beside
   ``bench/minimal_mcp_server.py`` (``bench/mcp.py``'s machinery).
@@ -59,6 +62,7 @@ from skillshelf.stores import open_store  # noqa: E402
 from skillshelf.tools.skill_tools import SkillTools  # noqa: E402
 
 GUIDE = "references/guide.md"
+LABELLED = ROOT / "bench" / "data" / "search_queries.jsonl"
 
 
 def tree(base: Path, count: int) -> Path:
@@ -154,6 +158,15 @@ def measure_in_process(repo: Repository, count: int, rounds: int, work: Path) ->
         names,
         lambda _i, n: _ok(tools.call("skill_search", {"query": queries[n], "limit": 5})),
     )
+    # A realistic mix: the labelled queries of bench/search.py's quality set, as users type.
+    lines = LABELLED.read_text(encoding="utf-8").splitlines()
+    mix = {n: json.loads(lines[i % len(lines)])["query"] for i, n in enumerate(names)}
+    out["Repository.search (labelled queries)"] = _median_us(
+        rounds, names, lambda _i, n: repo.search(mix[n], limit=5)
+    )
+    out["skill_search (labelled queries)"] = _median_us(
+        rounds, names, lambda _i, n: _ok(tools.call("skill_search", {"query": mix[n], "limit": 5}))
+    )
     out["skill_list (every skill)"] = _median_us(
         max(rounds // 10, 5), names, lambda _i, _n: _ok(tools.call("skill_list"))
     )
@@ -223,6 +236,10 @@ def measure_mcp_in_memory(repo: Repository, count: int, rounds: int) -> dict[str
             await timed(
                 "MCP tools/call skill_load",
                 lambda n: client.call_tool("skill_load", {"skill": n}),
+            )
+            await timed(
+                "MCP tools/call skill_search (task N)",
+                lambda n: client.call_tool("skill_search", {"query": f"task {int(n[6:])}"}),
             )
 
     anyio.run(run)

@@ -215,11 +215,14 @@ class SearchIndex:
         terms = [postings.ids[token] for token in tokens if token in postings.ids]
         terms.sort(key=postings.length, reverse=True)
         ranked = None
-        # Skills in a tier are scored one by one (a bisection per term); past this many,
-        # summing every posting of the query's terms is cheaper.
-        cap = max(_EAGER_TIER_DOCS, sum(map(postings.length, terms)) // (4 * len(terms) or 1))
-        if not exhaustive and (tiers := self._tiers(words, tokens, cap=cap)):
-            ranked = _threshold(postings, terms, tiers[0], tiers[1], self._descriptions, limit)
+        # The exhaustive path costs about one unit a posting of the query's terms; the
+        # threshold algorithm gets that budget, scoring a skill costs _PROBE units a term.
+        budget = max(sum(map(postings.length, terms)), _PROBE * _EAGER_TIER_DOCS)
+        if not exhaustive and (tiers := self._tiers(words, tokens, cap=budget)):
+            doc_tiers, phrase = tiers
+            ranked = _threshold(
+                postings, terms, doc_tiers, phrase, self._descriptions, limit, budget
+            )
         if ranked is None:  # a feature that rules out stopping early: score every match
             ranked = self._exhaustive(terms, self._tiers(words, tokens, cap=None), limit)
         items = self._items
@@ -294,6 +297,9 @@ _REASONS = ("bm25", "description", "name contains", "trigger phrase", "exact nam
 # have many postings); a description phrase whose rarest word is in more descriptions than
 # this is checked lazily, on the skills the threshold algorithm meets.
 _EAGER_TIER_DOCS = 512
+# What scoring one skill on one term costs (a bisection), in postings summed by the
+# exhaustive path (a dict update each); measured at about 8.
+_PROBE = 8
 
 
 class _NameGrams:
@@ -421,13 +427,15 @@ def _threshold(
     phrase: str | None,
     descriptions: list[str],
     limit: int,
+    budget: int,
 ) -> list[_Ranked] | None:
     """The ``limit`` best docs, read in impact order until no unread doc can reach them.
 
     Fagin's threshold algorithm: read every term's postings best first, a batch at a time;
     score each new doc exactly (its terms by bisection, summed in the exhaustive path's
     order, so the floats are the same); stop once the ``limit``-th best beats every doc not
-    yet read. ``None`` when half the postings are read: then summing all is cheaper.
+    yet read. ``None`` once ``budget`` is spent (a posting read costs 1, a skill scored
+    ``_PROBE`` a term): then summing every posting is cheaper.
     """
     docs, scores, ranked = postings.docs, postings.scores, postings.ranked
     spans = [(postings.start[t], postings.start[t + 1]) for t in terms]
@@ -447,17 +455,23 @@ def _threshold(
         elif (score, -doc) > best[0]:
             heapq.heapreplace(best, (score, -doc))
 
+    probe = _PROBE * max(len(terms), 1)
+    budget -= probe * len(tiers)
+    if budget < 0:
+        return None
     for doc, tier in tiers.items():
         offer(doc, tier)
     cursors = [lo for lo, _ in spans]
-    budget = sum(hi - lo for lo, hi in spans) // 2
     batch = max(limit, 8)
     while True:
         for i, (_, hi) in enumerate(spans):
             lo, cursors[i] = cursors[i], min(hi, cursors[i] + batch)
-            for doc in ranked[lo : cursors[i]]:
-                if doc not in seen:
-                    offer(doc, 1 if phrase is not None and phrase in descriptions[doc] else 0)
+            fresh = [doc for doc in ranked[lo : cursors[i]] if doc not in seen]
+            budget -= cursors[i] - lo + probe * len(fresh)
+            if budget < 0:
+                return None
+            for doc in fresh:
+                offer(doc, 1 if phrase is not None and phrase in descriptions[doc] else 0)
         live = [
             (*postings.bounds(term, at), ranked[at])
             for term, at, (_, hi) in zip(terms, cursors, spans, strict=True)
@@ -465,9 +479,6 @@ def _threshold(
         ]
         if not live or (len(best) == limit and _settled(best[0], live, lazy=phrase is not None)):
             break
-        budget -= batch * len(live)
-        if budget < 0:
-            return None
         batch *= 2
     return [(-neg, score, seen[-neg][1]) for score, neg in sorted(best, reverse=True)]
 
