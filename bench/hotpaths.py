@@ -18,7 +18,9 @@ cycling through skills spread over the whole repository:
   ``skill_search`` ("task N");
 * with ``--mcp-stdio N`` (default 10,000; 0: off): ``skill_load``, ``skill_read_file`` and
   ``resources/read`` over stdio against a real ``skillshelf serve``, beside
-  ``bench/minimal_mcp_server.py`` (``bench/mcp.py``'s machinery).
+  ``bench/minimal_mcp_server.py`` (``bench/mcp.py``'s machinery);
+* with ``--stdio-search SIZES``: ``skill_search`` ("task N" and the labelled queries) over
+  stdio against a real ``skillshelf serve`` per size, with its growth.
 
 Each row prints the median per size and the growth ratio against 100 skills (the target is
 ≤ 1.5× at 10,000 and 100,000), and ``skill_load`` over ``Skill.body()`` of the same skills
@@ -30,8 +32,9 @@ few calls and a full ``skills/list`` page, reads its peak RSS (``VmHWM``), and b
 memory of the same set-up down in process with :mod:`tracemalloc`.
 
 Usage: ``python bench/hotpaths.py [--sizes 100,1000,10000] [--large] [--rounds 300]
-[--trees DIR] [--mcp-stdio 10000] [--rss 100000] [--json]`` (``--large`` adds 100,000;
-generating that tree takes several minutes, so ``--trees`` keeps it between runs).
+[--trees DIR] [--mcp-stdio 10000] [--stdio-search 100,10000] [--rss 100000] [--json]``
+(``--large`` adds 100,000; generating that tree takes several minutes, so ``--trees``
+keeps it between runs).
 """
 
 from __future__ import annotations
@@ -258,6 +261,32 @@ def measure_stdio(root: Path, count: int, rounds: int) -> dict[str, float]:
     return out
 
 
+def measure_stdio_search(base: Path, sizes: list[int], rounds: int) -> dict[str, float]:
+    """Median of ``skill_search`` over stdio against ``skillshelf serve``, per size."""
+    import anyio
+
+    out: dict[str, float] = {}
+
+    async def run(root: Path, count: int) -> None:
+        async with mcp_bench._client("serve", "stdio", root, count) as client:
+            for label, query in (
+                ("task N", lambda i: f"task {i * 7919 % count}"),
+                ("labelled queries", lambda i: json.loads(lines[i % len(lines)])["query"]),
+            ):
+                samples = []
+                for i in range(rounds):
+                    start = time.perf_counter()
+                    await client.call_tool("skill_search", {"query": query(i), "limit": 5})
+                    samples.append(time.perf_counter() - start)
+                out[f"{count} {label}"] = statistics.median(samples) * 1e6
+
+    lines = LABELLED.read_text(encoding="utf-8").splitlines()
+    for count in sizes:
+        mcp_bench._SERVE_ARGS[:] = ["--max-dirs", str(max(2000, 4 * count))]
+        anyio.run(run, tree(base, count), count)
+    return out
+
+
 def _vm(pid: int | str, key: str) -> int:
     for line in Path(f"/proc/{pid}/status").read_text().splitlines():
         if line.startswith(key + ":"):
@@ -375,6 +404,14 @@ def print_report(results: dict[str, Any]) -> None:
                 f"  {call:<16} p50 {_fmt_us(value):>10}  minimal {_fmt_us(floor):>10}"
                 f"  ratio {value / floor:.2f}×"
             )
+    stdio_search = results.get("stdio_search")
+    if stdio_search:
+        print("MCP stdio skill_search against serve, median:")
+        sizes_s = results["stdio_search_sizes"]
+        for label in ("task N", "labelled queries"):
+            medians: list[float] = [stdio_search[f"{n} {label}"] for n in sizes_s]
+            cells = "  ".join(f"{n:,}: {_fmt_us(v)}" for n, v in zip(sizes_s, medians, strict=True))
+            print(f"  {label:<17} {cells}  (×{medians[-1] / medians[0]:.2f} vs {sizes_s[0]:,})")
     rss = results.get("rss")
     if rss:
         mib = 1024 * 1024
@@ -398,6 +435,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--trees", type=Path, help="keep generated trees here between runs")
     parser.add_argument("--mcp-stdio", type=int, default=10_000, help="stdio size (0: off)")
     parser.add_argument("--rss", type=int, default=0, help="peak RSS of serve at N skills")
+    parser.add_argument(
+        "--stdio-search", default="", help="sizes for skill_search over stdio (e.g. 100,10000)"
+    )
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args(argv)
     sizes = sorted({int(s) for s in args.sizes.split(",")} | ({100_000} if args.large else set()))
@@ -418,6 +458,10 @@ def main(argv: list[str] | None = None) -> int:
         if args.mcp_stdio:
             stdio = measure_stdio(tree(base, args.mcp_stdio), args.mcp_stdio, args.rounds)
             results["stdio"] = stdio | {"skills": args.mcp_stdio}
+        if args.stdio_search:
+            stdio_sizes = sorted(int(n) for n in args.stdio_search.split(","))
+            results["stdio_search"] = measure_stdio_search(base, stdio_sizes, args.rounds)
+            results["stdio_search_sizes"] = stdio_sizes
         if args.rss:
             results["rss"] = measure_rss(tree(base, args.rss), args.rss)
     if args.json:
