@@ -269,14 +269,29 @@ def measure_stdio_search(base: Path, sizes: list[int], rounds: int) -> dict[str,
 
     async def run(root: Path, count: int) -> None:
         async with mcp_bench._client("serve", "stdio", root, count) as client:
-            for label, query in (
-                ("task N", lambda i: f"task {i * 7919 % count}"),
-                ("labelled queries", lambda i: json.loads(lines[i % len(lines)])["query"]),
-            ):
+            calls: list[tuple[str, str, Callable[[int], dict[str, Any]]]] = [
+                (
+                    "task N",
+                    "skill_search",
+                    lambda i: {"query": f"task {i * 7919 % count}", "limit": 5},
+                ),
+                (
+                    "labelled queries",
+                    "skill_search",
+                    lambda i: {"query": json.loads(lines[i % len(lines)])["query"], "limit": 5},
+                ),
+                # The transport and server alone: a per-skill call that returns little.
+                (
+                    "control: list_docs",
+                    "skill_list_docs",
+                    lambda i: {"skill": mcp_bench.skill_name(i * 7919 % count)},
+                ),
+            ]
+            for label, tool, arguments in calls:
                 samples = []
                 for i in range(rounds):
                     start = time.perf_counter()
-                    await client.call_tool("skill_search", {"query": query(i), "limit": 5})
+                    await client.call_tool(tool, arguments(i))
                     samples.append(time.perf_counter() - start)
                 out[f"{count} {label}"] = statistics.median(samples) * 1e6
 
@@ -408,7 +423,7 @@ def print_report(results: dict[str, Any]) -> None:
     if stdio_search:
         print("MCP stdio skill_search against serve, median:")
         sizes_s = results["stdio_search_sizes"]
-        for label in ("task N", "labelled queries"):
+        for label in ("task N", "labelled queries", "control: list_docs"):
             medians: list[float] = [stdio_search[f"{n} {label}"] for n in sizes_s]
             cells = "  ".join(f"{n:,}: {_fmt_us(v)}" for n, v in zip(sizes_s, medians, strict=True))
             print(f"  {label:<17} {cells}  (×{medians[-1] / medians[0]:.2f} vs {sizes_s[0]:,})")

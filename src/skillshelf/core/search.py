@@ -24,7 +24,7 @@ import math
 import typing
 from array import array
 from collections import Counter, defaultdict
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from itertools import compress, filterfalse
 from typing import Protocol
@@ -148,34 +148,36 @@ class SearchIndex:
     def __init__(self, items: Iterable[Searchable]) -> None:
         # Sorted, doc numbers follow names: scores, and so result order, ignore input order.
         self._items = sorted(items, key=lambda i: (i.name, i.description, i.triggers, i.tags))
-        self._by_name: dict[str, list[int]] = defaultdict(list)
-        self._by_trigger: dict[str, list[int]] = defaultdict(list)
-        self._description_index: dict[str, list[int]] = defaultdict(list)
+        tables: _Tables = (defaultdict(list), defaultdict(list), defaultdict(list))
         # Each description's words joined by _SEP, for whole-word phrase checks in any script.
         self._descriptions: list[str] = []
         self._name_keys: list[str] = []
-        fields = [self._index_item(doc, item) for doc, item in enumerate(self._items)]
-        for table in (self._by_name, self._by_trigger):
+        fields = [self._index_item(doc, item, tables) for doc, item in enumerate(self._items)]
+        by_name, by_trigger, by_word = tables
+        for table in (by_name, by_trigger):
             table.pop("", None)  # all punctuation or stop words: matches nothing
-        self._name_spans = {key.count("-") + 1 for key in self._by_name}
-        self._trigger_spans = {key.count("-") + 1 for key in self._by_trigger}
+        self._name_spans = {key.count("-") + 1 for key in by_name}
+        self._trigger_spans = {key.count("-") + 1 for key in by_trigger}
+        self._by_name, self._by_trigger = _DocLists(by_name), _DocLists(by_trigger)
+        self._description_index = _DocLists(by_word)
         self._names = _NameGrams(self._name_keys)
         self._postings = _Postings(_bm25f_postings(fields))
 
-    def _index_item(self, doc: int, item: Searchable) -> _Fields:
+    def _index_item(self, doc: int, item: Searchable, tables: _Tables) -> _Fields:
         """Index ``item``'s exact-match keys; return its BM25F term counts per field."""
+        by_name, by_trigger, by_word = tables
         name_words = split_words(item.name)
         self._name_keys.append("-".join(name_words))
-        self._by_name[self._name_keys[-1]].append(doc)
+        by_name[self._name_keys[-1]].append(doc)
         description_words = split_words(item.description)
         self._descriptions.append(_SEP + _SEP.join(description_words) + _SEP)
         for word in set(description_words):
-            self._description_index[word].append(doc)
+            by_word[word].append(doc)
         triggers: list[str] = []
         for trigger in item.triggers:
             trigger_words = split_words(trigger)
             if trigger_tokens := _stems(trigger_words):  # "how to" alone would match anything
-                self._by_trigger["-".join(trigger_words)].append(doc)
+                by_trigger["-".join(trigger_words)].append(doc)
                 triggers += trigger_tokens
         tags = {token for tag in item.tags for token in _stems(split_words(tag))}
         return _Fields(
@@ -246,7 +248,7 @@ class SearchIndex:
         if named is None:
             return None
         for docs, tier in (  # strongest first; a doc keeps its first (strongest) tier
-            (self._by_name.get("-".join(words), ()), 4),
+            (self._by_name.get("-".join(words)), 4),
             (_window_matches(words, self._by_trigger, self._trigger_spans), 3),
             (_window_matches(words, self._by_name, self._name_spans) | named, 2),
             (described, 1),
@@ -270,10 +272,11 @@ class SearchIndex:
             return None, ()
         index = self._description_index
         # A description holding the phrase holds each of its words: check the rarest's docs.
-        shortest = min((index.get(word, ()) for word in set(words)), key=len)
+        rarest = min(set(words), key=index.size)
         phrase = _SEP + _SEP.join(words) + _SEP
-        if cap is not None and len(shortest) > _EAGER_TIER_DOCS:
+        if cap is not None and index.size(rarest) > _EAGER_TIER_DOCS:
             return phrase, ()
+        shortest = index.get(rarest)
         if len(words) == 1:
             return None, shortest
         texts = self._descriptions
@@ -300,6 +303,29 @@ _EAGER_TIER_DOCS = 512
 # What scoring one skill on one term costs (a bisection), in postings summed by the
 # exhaustive path (a dict update each); measured at about 8.
 _PROBE = 8
+
+
+# Index-time tables: name key, trigger key and description word -> doc numbers.
+_Tables = tuple[dict[str, list[int]], dict[str, list[int]], dict[str, list[int]]]
+
+
+class _DocLists:
+    """Key -> doc numbers, in two flat arrays: a dict of lists held about 100 bytes a key."""
+
+    def __init__(self, table: dict[str, list[int]]) -> None:
+        self._ids = dict(zip(table, range(len(table)), strict=True))
+        self._start, self._docs = array("i", [0]), array("i")
+        for docs in table.values():
+            self._docs.extend(docs)
+            self._start.append(len(self._docs))
+
+    def size(self, key: str) -> int:
+        at = self._ids.get(key)
+        return 0 if at is None else self._start[at + 1] - self._start[at]
+
+    def get(self, key: str) -> Sequence[int]:
+        at = self._ids.get(key)
+        return () if at is None else self._docs[self._start[at] : self._start[at + 1]]
 
 
 class _NameGrams:
@@ -510,12 +536,12 @@ def _settled(kth: tuple[float, int], live: list[tuple[float, float, int]], *, la
     return top < kth_score or (top == kth_score and max(doc for _, _, doc in live) > kth_doc)
 
 
-def _window_matches(words: list[str], table: dict[str, list[int]], spans: set[int]) -> set[int]:
+def _window_matches(words: list[str], table: _DocLists, spans: set[int]) -> set[int]:
     """Docs whose key (words joined by ``-``) is a run of consecutive query words."""
     found: set[int] = set()
     for span in spans:
         for start in range(len(words) - span + 1):
-            found.update(table.get("-".join(words[start : start + span]), ()))
+            found.update(table.get("-".join(words[start : start + span])))
     return found
 
 
