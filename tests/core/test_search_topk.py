@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from skillshelf.core import search
+from skillshelf.core import postings
 from skillshelf.core.search import SearchIndex
 
 
@@ -131,7 +131,7 @@ def test_a_query_matching_every_skill_does_not_sum_every_posting(
     def refuse(*_args: object) -> dict[int, float]:
         raise AssertionError("summed every posting")
 
-    monkeypatch.setattr(search._Postings, "bm25", refuse)
+    monkeypatch.setattr(postings.Postings, "bm25", refuse)
     assert [hit.name for hit in index.search("task 1234", limit=3)] == [
         "skill-01234",
         "skill-00000",
