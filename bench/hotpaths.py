@@ -12,14 +12,19 @@ cycling through skills spread over the whole repository:
   load delivers full content; and again in sessions holding three other loaded skills):
   ``skill_load``, ``skill_read_file``, ``skill_list_docs``,
   ``skill_select_docs``, ``skill_unload``, ``skill_search`` (beside ``Repository.search``,
-  its floor), ``skill_list`` and ``workspace_exec`` set-up (the call up to the executor,
-  which here returns at once: the command itself is ``bench/exec.py``'s business);
+  its floor; "task N" matches every skill, the worst case, and the labelled queries of
+  ``bench/data/search_queries.jsonl`` are a realistic mix), ``skill_list`` and
+  ``workspace_exec`` set-up (the call up to the executor, which here returns at once: the
+  command itself is ``bench/exec.py``'s business);
 * in process, through the MCP server (an SDK client connected in memory to
-  :class:`SkillServer`): ``resources/read``, ``skills/get``, ``prompts/get`` and one
-  ``skills/list`` page resumed from a cursor in the middle;
+  :class:`SkillServer`): ``resources/read``, ``skills/get``, ``prompts/get``, one
+  ``skills/list`` page resumed from a cursor in the middle, ``skill_load`` and
+  ``skill_search`` ("task N");
 * with ``--mcp-stdio N`` (default 10,000; 0: off): ``skill_load``, ``skill_read_file`` and
   ``resources/read`` over stdio against a real ``skillshelf serve``, beside
-  ``bench/minimal_mcp_server.py`` (``bench/mcp.py``'s machinery).
+  ``bench/minimal_mcp_server.py`` (``bench/mcp.py``'s machinery);
+* with ``--stdio-search SIZES``: ``skill_search`` ("task N" and the labelled queries) over
+  stdio against a real ``skillshelf serve`` per size, with its growth.
 
 Each row prints the median per size and the growth ratio against 100 skills (the target is
 ≤ 1.5× at 10,000 and 100,000), and ``skill_load`` over ``Skill.body()`` of the same skills
@@ -31,8 +36,9 @@ few calls and a full ``skills/list`` page, reads its peak RSS (``VmHWM``), and b
 memory of the same set-up down in process with :mod:`tracemalloc`.
 
 Usage: ``python bench/hotpaths.py [--sizes 100,1000,10000] [--large] [--rounds 300]
-[--trees DIR] [--mcp-stdio 10000] [--rss 100000] [--json]`` (``--large`` adds 100,000;
-generating that tree takes several minutes, so ``--trees`` keeps it between runs).
+[--trees DIR] [--mcp-stdio 10000] [--stdio-search 100,10000] [--rss 100000] [--json]``
+(``--large`` adds 100,000; generating that tree takes several minutes, so ``--trees``
+keeps it between runs).
 """
 
 from __future__ import annotations
@@ -63,6 +69,7 @@ from skillshelf.stores import open_store  # noqa: E402
 from skillshelf.tools.skill_tools import SkillTools  # noqa: E402
 
 GUIDE = "references/guide.md"
+LABELLED = ROOT / "bench" / "data" / "search_queries.jsonl"
 
 
 def tree(base: Path, count: int) -> Path:
@@ -204,6 +211,15 @@ def measure_in_process(repo: Repository, count: int, rounds: int, work: Path) ->
         names,
         lambda _i, n: _ok(tools.call("skill_search", {"query": queries[n], "limit": 5})),
     )
+    # A realistic mix: the labelled queries of bench/search.py's quality set, as users type.
+    lines = LABELLED.read_text(encoding="utf-8").splitlines()
+    mix = {n: json.loads(lines[i % len(lines)])["query"] for i, n in enumerate(names)}
+    out["Repository.search (labelled queries)"] = _median_us(
+        rounds, names, lambda _i, n: repo.search(mix[n], limit=5)
+    )
+    out["skill_search (labelled queries)"] = _median_us(
+        rounds, names, lambda _i, n: _ok(tools.call("skill_search", {"query": mix[n], "limit": 5}))
+    )
     out["skill_list (every skill)"] = _median_us(
         max(rounds // 10, 5), names, lambda _i, _n: _ok(tools.call("skill_list"))
     )
@@ -274,6 +290,10 @@ def measure_mcp_in_memory(repo: Repository, count: int, rounds: int) -> dict[str
                 "MCP tools/call skill_load",
                 lambda n: client.call_tool("skill_load", {"skill": n}),
             )
+            await timed(
+                "MCP tools/call skill_search (task N)",
+                lambda n: client.call_tool("skill_search", {"query": f"task {int(n[6:])}"}),
+            )
 
     anyio.run(run)
     return out
@@ -288,6 +308,47 @@ def measure_stdio(root: Path, count: int, rounds: int) -> dict[str, float]:
     out = {f"stdio {k} p50": serve[k]["p50_ms"] * 1000 for k in mcp_bench._PAIRS}
     out["stdio minimal tool p50"] = minimal["tool"]["p50_ms"] * 1000
     out["stdio minimal resources/read p50"] = minimal["resources_read"]["p50_ms"] * 1000
+    return out
+
+
+def measure_stdio_search(base: Path, sizes: list[int], rounds: int) -> dict[str, float]:
+    """Median of ``skill_search`` over stdio against ``skillshelf serve``, per size."""
+    import anyio
+
+    out: dict[str, float] = {}
+
+    async def run(root: Path, count: int) -> None:
+        async with mcp_bench._client("serve", "stdio", root, count) as client:
+            calls: list[tuple[str, str, Callable[[int], dict[str, Any]]]] = [
+                (
+                    "task N",
+                    "skill_search",
+                    lambda i: {"query": f"task {i * 7919 % count}", "limit": 5},
+                ),
+                (
+                    "labelled queries",
+                    "skill_search",
+                    lambda i: {"query": json.loads(lines[i % len(lines)])["query"], "limit": 5},
+                ),
+                # The transport and server alone: a per-skill call that returns little.
+                (
+                    "control: list_docs",
+                    "skill_list_docs",
+                    lambda i: {"skill": mcp_bench.skill_name(i * 7919 % count)},
+                ),
+            ]
+            for label, tool, arguments in calls:
+                samples = []
+                for i in range(rounds):
+                    start = time.perf_counter()
+                    await client.call_tool(tool, arguments(i))
+                    samples.append(time.perf_counter() - start)
+                out[f"{count} {label}"] = statistics.median(samples) * 1e6
+
+    lines = LABELLED.read_text(encoding="utf-8").splitlines()
+    for count in sizes:
+        mcp_bench._SERVE_ARGS[:] = ["--max-dirs", str(max(2000, 4 * count))]
+        anyio.run(run, tree(base, count), count)
     return out
 
 
@@ -420,6 +481,14 @@ def print_report(results: dict[str, Any]) -> None:
                 f"  {call:<16} p50 {_fmt_us(value):>10}  minimal {_fmt_us(floor):>10}"
                 f"  ratio {value / floor:.2f}×"
             )
+    stdio_search = results.get("stdio_search")
+    if stdio_search:
+        print("MCP stdio skill_search against serve, median:")
+        sizes_s = results["stdio_search_sizes"]
+        for label in ("task N", "labelled queries", "control: list_docs"):
+            medians: list[float] = [stdio_search[f"{n} {label}"] for n in sizes_s]
+            cells = "  ".join(f"{n:,}: {_fmt_us(v)}" for n, v in zip(sizes_s, medians, strict=True))
+            print(f"  {label:<17} {cells}  (×{medians[-1] / medians[0]:.2f} vs {sizes_s[0]:,})")
     rss = results.get("rss")
     if rss:
         mib = 1024 * 1024
@@ -443,6 +512,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--trees", type=Path, help="keep generated trees here between runs")
     parser.add_argument("--mcp-stdio", type=int, default=10_000, help="stdio size (0: off)")
     parser.add_argument("--rss", type=int, default=0, help="peak RSS of serve at N skills")
+    parser.add_argument(
+        "--stdio-search", default="", help="sizes for skill_search over stdio (e.g. 100,10000)"
+    )
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args(argv)
     sizes = sorted({int(s) for s in args.sizes.split(",")} | ({100_000} if args.large else set()))
@@ -463,6 +535,10 @@ def main(argv: list[str] | None = None) -> int:
         if args.mcp_stdio:
             stdio = measure_stdio(tree(base, args.mcp_stdio), args.mcp_stdio, args.rounds)
             results["stdio"] = stdio | {"skills": args.mcp_stdio}
+        if args.stdio_search:
+            stdio_sizes = sorted(int(n) for n in args.stdio_search.split(","))
+            results["stdio_search"] = measure_stdio_search(base, stdio_sizes, args.rounds)
+            results["stdio_search_sizes"] = stdio_sizes
         if args.rss:
             results["rss"] = measure_rss(tree(base, args.rss), args.rss)
     if args.json:
