@@ -113,6 +113,8 @@ def test_a_skill_reserved_for_the_user_by_an_edit_leaves_the_enum(root: Path) ->
     assert tools.call("skill_list").data == {
         "skills": [*_rows(repo, "alpha", "beta"), *_rows(repo, "gamma")],
         "commands": ["/alpha", "/beta", "/gamma"],
+        "total": 3,
+        "truncated": False,
     }
 
 

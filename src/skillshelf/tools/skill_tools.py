@@ -74,6 +74,9 @@ ErrorKind = Literal[
 ]
 SchemaFormat = Literal["openai", "anthropic", "mcp"]
 _DESC_CHARS: Final = 200
+# skill_list's text stops here (≈ 200 skills with the longest descriptions): the catalog of a
+# large repository is for skill_search, and nothing unbounded goes back to the model.
+LIST_CHARS: Final = 50_000
 # True while a declared (user or harness) load runs: it may load user-only skills.
 _BY_USER: ContextVar[bool] = ContextVar("skillshelf_declared_load", default=False)
 _SHOWN_DOCS: Final = 5
@@ -487,37 +490,57 @@ class SkillTools:
         return "\n".join(lines), {"results": data}
 
     def _list(self) -> tuple[str, dict[str, Any]]:
-        text, rows, commands = self.repo.memo(("skill_tools.list", self.visible), self._listing)
+        text, data = self.repo.memo(("skill_tools.list", self.visible), self._listing)
         # Kept per scan and shared by every call, lists and rows alike (to be read, never
         # changed), so a call costs the same at 100 skills as at 100,000.
-        return text, {"skills": rows, "commands": commands}
+        return text, dict(data)
 
-    def _listing(self, all_skills: Sequence[Skill]) -> tuple[str, list[dict[str, Any]], list[str]]:
+    def _listing(self, all_skills: Sequence[Skill]) -> tuple[str, dict[str, Any]]:
         skills = self._filter(all_skills)
-        rows = [
-            {
-                "name": s.name,
-                "version": s.version,
-                "tags": list(s.tags),
-                "description": _short(s.description),
-                "model_invocable": s.model_invocable,
-            }
-            for s in skills
-        ]
-        lines = []
+        lines: list[str] = []
+        rows: list[dict[str, Any]] = []
+        used = 0
         for skill in skills:
-            if not skill.model_invocable:
-                continue  # the user's to invoke: listed below as a slash command only
-            extras = [f"v{skill.version}"] if skill.version else []
-            extras += [f"tags: {', '.join(skill.tags)}"] if skill.tags else []
-            suffix = f" ({'; '.join(extras)})" if extras else ""
-            lines.append(f"- {skill.name}{suffix}: {_short(skill.description)}")
-        commands = [f"/{s.name}" for s in skills if s.manifest.user_invocable]
+            line = ""
+            if skill.model_invocable:  # user-only skills: listed below as slash commands only
+                extras = [f"v{skill.version}"] if skill.version else []
+                extras += [f"tags: {', '.join(skill.tags)}"] if skill.tags else []
+                suffix = f" ({'; '.join(extras)})" if extras else ""
+                line = f"- {skill.name}{suffix}: {_short(skill.description)}"
+            command = len(skill.name) + 2 if skill.manifest.user_invocable else 0
+            if used + len(line) + 1 + command > LIST_CHARS:
+                break
+            used += (len(line) + 1 if line else 0) + command
+            if line:
+                lines.append(line)
+            rows.append(
+                {
+                    "name": skill.name,
+                    "version": skill.version,
+                    "tags": list(skill.tags),
+                    "description": _short(skill.description),
+                    "model_invocable": skill.model_invocable,
+                }
+            )
+        shown = skills[: len(rows)]
+        commands = [f"/{s.name}" for s in shown if s.manifest.user_invocable]
         if commands:
             lines.append("\nUser slash commands: " + " ".join(commands))
+        if len(rows) < len(skills):
+            lines.append(
+                f"\n[… {len(skills) - len(rows)} more skills not shown ({len(skills)} in all):"
+                " the list stops here. Call skill_search with words from the task to find"
+                " the right one.]"
+            )
         if not lines:
             lines = ["No skills are available."]
-        return "\n".join(lines), rows, commands
+        data = {
+            "skills": rows,
+            "commands": commands,
+            "total": len(skills),
+            "truncated": len(rows) < len(skills),
+        }
+        return "\n".join(lines), data
 
     def _resolve_docs(self, skill: Skill, docs: Sequence[str], include_all: bool) -> list[str]:
         if not docs and not include_all:
