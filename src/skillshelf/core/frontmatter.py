@@ -144,11 +144,9 @@ def parse_frontmatter(text: str, *, mode: Mode = "lenient") -> Frontmatter:
     else:
         fm_text, body = _split_lenient(text)
         first_line = 2
-    fast = _parse_simple(fm_text)
+    fast = _parse_simple(fm_text, first_line)
     if fast is not None:
-        data, key_rows = fast
-        lines = {k: row + first_line for k, row in key_rows.items()}
-        return Frontmatter(data=data, body=body, lines=lines, text=fm_text)
+        return Frontmatter(fast[0], body, fast[1], fm_text)
     if mode == "strict":
         return _parse_yaml(fm_text, body, first_line=first_line, strict=True)
     try:
@@ -256,82 +254,97 @@ _COMMON_KEYS: Final = frozenset(
 )
 
 
+# Printable ASCII and the line end: what is left after deleting them is not printable.
+_PRINTABLE_ASCII: Final = bytes(range(0x20, 0x7F)) + b"\n"
+
+
+def _simple_text(fm_text: str) -> bool:
+    """Whole-text checks, in C: a comment, a tab or a control character anywhere sends the
+    text to the YAML loader."""
+    if "#" in fm_text and (" #" in fm_text or "\n#" in fm_text or fm_text.startswith("#")):
+        return False
+    if fm_text.isascii():
+        # The same test as isprintable's below for ASCII, at a third of the cost.
+        return not fm_text.encode().translate(None, _PRINTABLE_ASCII)
+    return fm_text.replace("\n", "").isprintable()
+
+
+def _simple_scalar(value: str) -> str | None:
+    """A ``key: value`` line's value (stripped, not empty), or None outside the grammar."""
+    if not value:
+        return None
+    first = value[0]
+    if first == '"' or first == "'":
+        if len(value) < 2 or value[-1] != first:
+            return None
+        inner = value[1:-1]
+        return None if first in inner or "\\" in inner else inner
+    if first in _PLAIN_FORBIDDEN_START or value[-1] == ":" or ": " in value:
+        return None
+    # Strict mode reads a plain `<<` as strictyaml does: not a string.
+    return None if value == "<<" else value
+
+
 def _simple_key(key: str) -> bool:
     if key in _COMMON_KEYS:
         return True
     return bool(key) and key.isascii() and key[0] != "-" and key.replace("-", "_").isidentifier()
 
 
-def _simple_scalar(value: str) -> str | None:
-    # The caller has already refused tabs, control characters and comments for the whole text.
-    if not value:
-        return ""
-    first = value[0]
-    if first == '"' or first == "'":
-        if len(value) < 2 or value[-1] != first:
-            return None
-        inner = value[1:-1]
-        if first in inner or "\\" in inner:
-            return None
-        return inner
-    if first in _PLAIN_FORBIDDEN_START or value[-1] == ":" or ": " in value:
-        return None
-    if value == "<<":
-        return None  # strict mode reads a plain `<<` as strictyaml does: not a string
-    return value
+def _parse_simple(
+    fm_text: str, first_line: int = 0
+) -> tuple[dict[str, YamlValue], dict[str, int]] | None:
+    """``(data, lines)`` of frontmatter in the simple grammar (lines counted from
+    ``first_line``), or None to hand it to the YAML loader.
 
-
-def _simple_line(line: str) -> tuple[str, str, bool] | None:
-    """``(key, value, has_value)`` of a ``key: value`` or ``key:`` line, else None."""
-    key, sep, value = line.partition(": ")
-    if sep:
-        value = value.strip(" ")
-        if not value:
-            return None
-    else:
-        line = line.rstrip(" ")
-        if line[-1] != ":":
-            return None
-        key = line[:-1]
-    scalar = _simple_scalar(value)
-    if scalar is None or not _simple_key(key):
-        return None
-    return key, scalar, bool(sep)
-
-
-def _parse_simple(fm_text: str) -> tuple[dict[str, YamlValue], dict[str, int]] | None:
-    # Whole-text checks first, in C: anything with a comment, a tab or a control character
-    # goes to the YAML loader.
-    if " #" in fm_text or "\n#" in fm_text or fm_text.startswith("#"):
-        return None
-    if not fm_text.replace("\n", "").isprintable():
+    The grammar: ``key: value`` and ``key:`` lines, and ``  key: value`` lines (two spaces)
+    under a ``key:`` line; keys ASCII identifiers (``-`` allowed after the first character);
+    a value plain (not starting with an indicator, holding no ``": "``, not ending with
+    ``:``, not a bare ``<<`` — strict mode reads that as strictyaml does: not a string) or
+    quoted without that quote or a backslash inside; no comments, tabs or control
+    characters; no key given twice. One loop, no call per line: this runs for every skill.
+    """
+    if not _simple_text(fm_text):
         return None
     data: dict[str, YamlValue] = {}
     rows: dict[str, int] = {}
     submap: dict[str, YamlValue] | None = None  # the map an indented line may add to
     open_key = ""  # a top-level key written with no value: it may own a submap
-    for row, line in enumerate(fm_text.split("\n")):
+    row = first_line - 1
+    for line in fm_text.split("\n"):
+        row += 1
         if not line or line.isspace():
             continue
         nested = line[0] == " "
-        if nested and (not open_key or not line.startswith("  ") or line[2] == " "):
-            return None
-        parsed = _simple_line(line[2:] if nested else line)
-        if parsed is None:
-            return None
-        key, scalar, has_value = parsed
         if nested:
-            if not has_value or (submap is not None and key in submap):
+            if not open_key or line[1] != " " or line[2] == " ":
                 return None
+            line = line[2:]
+        key, sep, value = line.partition(": ")
+        if sep:
+            scalar = _simple_scalar(value.strip(" "))
+            if scalar is None:
+                return None
+            value = scalar
+        else:
+            key = line.rstrip(" ")
+            if nested or key[-1] != ":":
+                return None
+            key = key[:-1]
+        if not _simple_key(key):
+            return None
+        if nested:
             if submap is None:
                 submap = data[open_key] = {}
-            submap[key] = scalar
+            elif key in submap:
+                return None
+            submap[key] = value
         elif key in data:
             return None
         else:
-            data[key] = scalar
+            data[key] = value
             rows[key] = row
-            open_key, submap = ("" if has_value else key), None
+            open_key, submap = ("" if sep else key), None
     if not data:
         return None  # an empty document is not a mapping: let the YAML path say so
     return data, rows

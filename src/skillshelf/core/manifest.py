@@ -222,9 +222,13 @@ def build_manifest(
         return None, out.items
     license_ = _optional_str(data, "license", out) if "license" in data else None
     metadata = _metadata(data, out) if "metadata" in data else {}
-    description = _shown(description, "description", out, lines=True)
-    license_ = _shown_optional(license_, "license", out, lines=False)
-    compatibility = _shown_optional(compatibility, "compatibility", out, lines=True)
+    # The C check every ordinary value passes, before any call.
+    if not description.isprintable():
+        description = _shown(description, "description", out, lines=True)
+    if license_ is not None and not license_.isprintable():
+        license_ = _shown(license_, "license", out, lines=False)
+    if compatibility is not None and not compatibility.isprintable():
+        compatibility = _shown(compatibility, "compatibility", out, lines=True)
     if data.keys() <= _PLAIN_FIELDS:
         # The common case: nothing beyond the spec's keys, so no extension to interpret.
         return Manifest(name, description, license_, compatibility, metadata), out.items
@@ -315,8 +319,11 @@ def _shown_extensions(manifest: Manifest, out: _Collector) -> Manifest:
     )
 
 
+_LENIENT_FIELDS: Final = SPEC_FIELDS | EXTENSION_FIELDS
+
+
 def _check_fields(data: Mapping[str, YamlValue], out: _Collector) -> None:
-    allowed = SPEC_FIELDS if out.mode == "strict" else SPEC_FIELDS | EXTENSION_FIELDS
+    allowed = SPEC_FIELDS if out.mode == "strict" else _LENIENT_FIELDS
     if data.keys() <= allowed:
         return
     extra = set(data) - allowed

@@ -30,7 +30,7 @@ from skillshelf.skills.discovery import (
     walk_root,
 )
 from skillshelf.skills.index_cache import (
-    decode_diagnostics,
+    decode_blob,
     default_cache_dir,
     load_index,
     save_index,
@@ -240,6 +240,7 @@ class Repository:
             else default_cache_dir()
         )
         self._indexes: dict[str, Index] = {}
+        self._placed: dict[str, dict[str, Skill]] = {}
         self._root_dirs: dict[str, str] = {}
         self._remote: dict[str, Materialized] = {}
         self._trust = _trust_gate(self.roots, lockfile, scan_policy)
@@ -477,9 +478,25 @@ class Repository:
             Ignored(d.path or "", root, d.code, d.message, d.severity) for d in result.ignored
         ]
         new_index: Index = {}
+        # The skills of the last scan of this root by SKILL.md: one built from the same
+        # index row (the file unchanged) is kept as it is, so a refresh of an unchanged tree
+        # builds nothing.
+        last = self._placed.get(root, {})
+        placed: dict[str, Skill] = {}
+        place = self._place
         for found in result.found:
-            new_index[found.skill_md] = found.row
-            self._place(root, found, state, winners)
+            if found.reusable:
+                new_index[found.skill_md] = found.row
+            kept = last.get(found.skill_md)
+            if kept is not None and kept.built_from(found.row, found.real):
+                placed[found.skill_md] = kept
+                _win(kept, state, winners)
+            else:
+                skill = place(root, found, state)
+                if skill is not None:
+                    placed[found.skill_md] = skill
+                    _win(skill, state, winners)
+        self._placed[root] = placed
         if self._cache_dir is not None and (result.parsed or len(new_index) != len(index)):
             save_index(self._cache_dir, cache_key, new_index)
         self._indexes[root] = new_index
@@ -517,41 +534,38 @@ class Repository:
             return None
         return path
 
-    def _place(self, root: str, found: Found, state: _State, winners: dict[str, Skill]) -> None:
+    @staticmethod
+    def _place(root: str, found: Found, state: _State) -> Skill | None:
+        """The skill ``found`` is, or None (then it is recorded as skipped)."""
         directory, _, md_name = found.skill_md.rpartition(os.sep)
-        mtime_ns, size, manifest_row, diag_rows = found.row
+        row = found.row
         parsed = found.parsed
-        if parsed is not None and parsed.valid and parsed.manifest is not None:
+        if parsed is None and row[4] is not None:
+            skill = Skill.from_row(row, directory, md_name, root, found.real)
+        elif parsed is not None and parsed.valid and parsed.manifest is not None:
             skill = Skill(
                 parsed.manifest,
                 directory,
                 md_name,
                 root,
                 parsed.diagnostics,
-                mtime_ns,
-                size,
                 real_directory=found.real,
-            )
-        elif parsed is None and manifest_row is not None:
-            skill = Skill.from_row(
-                manifest_row,
-                diag_rows,
-                directory=directory,
-                skill_md_name=md_name,
-                root=root,
-                mtime_ns=mtime_ns,
-                size=size,
-                real_directory=found.real,
+                stamp=row[:4],
             )
         else:
-            diagnostics = parsed.diagnostics if parsed else decode_diagnostics(diag_rows)
+            diagnostics = parsed.diagnostics if parsed else decode_blob(row)[1]
             state.skipped.append(Skipped(found.skill_md, root, diagnostics))
-            return
-        winner = winners.get(skill.name)
-        if winner is None:
-            winners[skill.name] = skill
-        else:
-            state.shadowed.append(Shadowed(skill, winner.directory))
+            return None
+        return skill
+
+
+def _win(skill: Skill, state: _State, winners: dict[str, Skill]) -> None:
+    """The first skill of a name wins; later ones are shadowed by it."""
+    winner = winners.get(skill.name)
+    if winner is None:
+        winners[skill.name] = skill
+    else:
+        state.shadowed.append(Shadowed(skill, winner.directory))
 
 
 def _keep_last_good(before: dict[str, Skill], state: _State, winners: dict[str, Skill]) -> None:
@@ -603,9 +617,9 @@ def _diff(before: dict[str, Skill], after: dict[str, Skill]) -> Changes:
     changed = tuple(
         n
         for n, s in after.items()
-        if n in before
-        and (before[n].directory, before[n].mtime_ns, before[n].size)
-        != (s.directory, s.mtime_ns, s.size)
+        if (b := before.get(n)) is not None
+        and b is not s
+        and (b.directory, b.stamp) != (s.directory, s.stamp)
     )
     return Changes(added, changed, removed)
 
@@ -626,7 +640,6 @@ def _apply_review(review: Review, state: _State, winners: dict[str, Skill]) -> N
             skill.skill_md_name,
             skill.root,
             (*skill.diagnostics, *notes),
-            skill.mtime_ns,
-            skill.size,
             real_directory=skill.real_directory,
+            stamp=skill.stamp,
         )

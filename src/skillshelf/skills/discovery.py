@@ -26,19 +26,19 @@ from __future__ import annotations
 import errno
 import operator
 import os
-from collections.abc import Iterator
+import time
 from dataclasses import dataclass, field
 from typing import Final, NamedTuple
 
 from skillshelf.core.diagnostics import Diagnostic, Severity
 from skillshelf.core.frontmatter import FrontmatterError, Mode
-from skillshelf.skills.index_cache import Index, Row, encode_row
+from skillshelf.skills.index_cache import Index, Row, encode_row, reusable
 from skillshelf.skills.skill import (
     SKILL_MD_NAMES,
     DanglingSkillMdError,
     ParsedSkillMd,
     parse_skill_md,
-    read_skill_md,
+    read_skill_md_stat,
 )
 
 __all__ = [
@@ -87,12 +87,15 @@ class Found(NamedTuple):
         parsed: The fresh parse result, when the file was read on this walk.
         real: The skill folder with links resolved, when a link was on the way to it (None:
             ``skill_md``'s folder is already its real path).
+        reusable: False when the file changed too recently to trust its ``stat`` data
+            later (:func:`~skillshelf.skills.index_cache.reusable`): the row is not kept.
     """
 
     skill_md: str
     row: Row
     parsed: ParsedSkillMd | None = None
     real: str | None = None
+    reusable: bool = True
 
 
 @dataclass(slots=True)
@@ -112,8 +115,9 @@ def walk_root(root: str, options: WalkOptions, index: Index | None = None) -> Wa
     Args:
         root: An existing directory (walked by its real path).
         options: Walk bounds and validation mode.
-        index: Earlier results by SKILL.md path; an entry whose file has the same mtime and size
-            is reused instead of re-read.
+        index: Earlier results by SKILL.md path; an entry whose file has the same
+            modification time, size, inode and status-change time is reused instead of
+            re-read.
     """
     walker = _Walker(options, index or {})
     reached = os.path.abspath(root)
@@ -121,14 +125,15 @@ def walk_root(root: str, options: WalkOptions, index: Index | None = None) -> Wa
         real = os.path.realpath(root)
     except OSError:  # a link on the way swapped out meanwhile: walk it by its name
         real = reached
-    single = walker.try_skill(reached, real)
+    linked = None if real == reached else real
+    single = walker.try_skill(reached, linked)
     if single is None:
         try:
             st = os.stat(real)
             walker.seen_dirs.add((st.st_dev, st.st_ino))
         except OSError:
             pass
-        walker.descend(reached, real, 0)
+        walker.descend(reached, linked, 0)
     _one_per_folder(walker.result)
     return walker.result
 
@@ -167,21 +172,24 @@ class _Walker:
         self.result = WalkResult()
         self.seen_dirs: set[tuple[int, int]] = set()
         self.capped = False
+        self.now_ns = time.time_ns()
 
-    def try_skill(self, directory: str, real: str) -> Found | None:
-        """Record ``directory`` (resolved: ``real``) as a skill if it holds a SKILL.md."""
-        linked = None if real == directory else real
+    def try_skill(self, directory: str, linked: str | None) -> Found | None:
+        """Record ``directory`` as a skill if it holds a SKILL.md.
+
+        ``linked`` is the folder with links resolved when a link was on the way, else None.
+        """
         for md_name in SKILL_MD_NAMES:
             md_path = f"{directory}{os.sep}{md_name}"
             cached = self.index.get(md_path)
             try:
                 if cached is not None:
                     st = os.stat(md_path)
-                    if cached[0] == st.st_mtime_ns and cached[1] == st.st_size:
+                    if _unchanged(cached, st):
                         found = Found(md_path, cached, None, linked)
                         self.result.found.append(found)
                         return found
-                preread = read_skill_md(md_path, full=self.options.full_read)
+                data, mtime_ns, size, st = read_skill_md_stat(md_path, full=self.options.full_read)
             except FrontmatterError as exc:
                 return self._record(md_path, _failed(md_path, exc.code, exc.message), linked)
             except DanglingSkillMdError as exc:
@@ -198,71 +206,93 @@ class _Walker:
                 mode=self.options.mode,
                 full=self.options.full_read,
                 dir_name=directory.rpartition(os.sep)[2],
-                preread=preread,
+                preread=(data, mtime_ns, size),
             )
-            return self._record(md_path, parsed, linked)
+            return self._record(md_path, parsed, linked, st)
         return None
 
-    def _record(self, md_path: str, parsed: ParsedSkillMd, real: str | None) -> Found:
-        found = Found(md_path, encode_row(parsed), parsed, real)
+    def _record(
+        self,
+        md_path: str,
+        parsed: ParsedSkillMd,
+        real: str | None,
+        st: os.stat_result | None = None,
+    ) -> Found:
+        if st is None:  # a failure before or while reading: nothing to trust later
+            found = Found(md_path, encode_row(parsed, _NO_STAT), parsed, real, False)
+        else:
+            row = encode_row(parsed, st)
+            found = Found(md_path, row, parsed, real, reusable(st, self.now_ns))
         self.result.found.append(found)
         return found
 
     def _ignore(self, code: str, message: str, path: str) -> None:
         self.result.ignored.append(Diagnostic(code, "warning", message, None, path))
 
-    def descend(self, directory: str, real: str, depth: int) -> None:
+    def descend(self, directory: str, linked: str | None, depth: int) -> None:
+        """Walk the folders of ``directory`` (resolved: ``linked``, or itself when None)."""
         if depth >= self.options.max_depth:
             return
+        entries = self._listing(directory)
         result = self.result
+        found = result.found
         max_dirs = self.options.max_dirs
-        try_skill = self.try_skill
-        for entry in self._subdirs(directory):
-            if self.capped:
-                return
-            result.dirs_visited += 1
-            if result.dirs_visited > max_dirs:
-                self.capped = True
-                self._diag(
-                    "discovery.dir_cap",
-                    f"Stopped after visiting {self.options.max_dirs:,} folders "
-                    "(raise max_dirs to look further)",
-                    directory,
-                    severity="warning",
-                )
-                return
-            # A folder is named by the path it was reached by (a link's name, as skills-ref
-            # sees it); its real path is worked out only when a link is on the way.
-            if entry.is_symlink():
-                try:
-                    entry_real = os.path.realpath(entry.path)
-                except OSError:  # the link swapped out meanwhile: it leads nowhere now
-                    continue
-            else:
-                entry_real = f"{real}{os.sep}{entry.name}"
-            if try_skill(entry.path, entry_real) is None and self._enter(entry):
-                self.descend(entry.path, entry_real, depth + 1)
-
-    def _subdirs(self, directory: str) -> Iterator[os.DirEntry[str]]:
-        try:
-            with os.scandir(directory) as it:
-                entries = sorted(it, key=_ENTRY_NAME)
-        except OSError as exc:
-            self._diag("discovery.unreadable_dir", f"Cannot list folder: {exc.strerror}", directory)
-            return
         hidden_ok = self.options.include_hidden
+        index_get = self.index.get
+        md_suffix = f"{os.sep}{SKILL_MD_NAMES[0]}"
         for entry in entries:
             name = entry.name
             if len(name) == 8 and name.lower() == "skill.md":
                 self._wrong_case(entry)
                 continue
-            if not hidden_ok and (name.startswith(".") or name in _ALWAYS_SKIPPED):
+            if not hidden_ok and (name[0] == "." or name in _ALWAYS_SKIPPED):
                 continue
-            try:
-                if entry.is_dir():
-                    yield entry
-            except OSError:
+            if not _is_dir(entry):
                 continue
+            if self.capped:
+                return
+            result.dirs_visited += 1
+            if result.dirs_visited > max_dirs:
+                self._cap(directory)
+                return
+            path = entry.path
+            # A folder is named by the path it was reached by (a link's name, as skills-ref
+            # sees it); its real path is worked out only when a link is on the way.
+            if entry.is_symlink():
+                try:
+                    entry_linked: str | None = os.path.realpath(path)
+                except OSError:  # the link swapped out meanwhile: it leads nowhere now
+                    continue
+                if entry_linked == path:
+                    entry_linked = None
+            else:
+                entry_linked = None if linked is None else f"{linked}{os.sep}{name}"
+            # The re-open of an unchanged skill, inline: one stat and a comparison.
+            md_path = path + md_suffix
+            cached = index_get(md_path)
+            if cached is not None and _unchanged_at(cached, md_path):
+                found.append(Found(md_path, cached, None, entry_linked))
+                continue
+            if self.try_skill(path, entry_linked) is None and self._enter(entry):
+                self.descend(path, entry_linked, depth + 1)
+
+    def _cap(self, directory: str) -> None:
+        self.capped = True
+        self._diag(
+            "discovery.dir_cap",
+            f"Stopped after visiting {self.options.max_dirs:,} folders "
+            "(raise max_dirs to look further)",
+            directory,
+            severity="warning",
+        )
+
+    def _listing(self, directory: str) -> list[os.DirEntry[str]]:
+        try:
+            with os.scandir(directory) as it:
+                return sorted(it, key=_ENTRY_NAME)
+        except OSError as exc:
+            self._diag("discovery.unreadable_dir", f"Cannot list folder: {exc.strerror}", directory)
+            return []
 
     def _wrong_case(self, entry: os.DirEntry[str]) -> None:
         # Listed in a folder that is not a skill: a SKILL.md here is a dangling link, which
@@ -318,8 +348,40 @@ def nested_skill_mds(directory: str) -> list[str]:
     ]
 
 
+def _is_dir(entry: os.DirEntry[str]) -> bool:
+    try:
+        return entry.is_dir()
+    except OSError:
+        return False
+
+
+def _unchanged_at(row: Row, path: str) -> bool:
+    """Whether the file at ``path`` still has its index row's ``stat`` data."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return False
+    return (
+        row[0] == st.st_mtime_ns
+        and row[1] == st.st_size
+        and row[2] == st.st_ino
+        and row[3] == st.st_ctime_ns
+    )
+
+
+def _unchanged(row: Row, st: os.stat_result) -> bool:
+    """Whether a file still has the ``stat`` data its index row was read with."""
+    return (
+        row[0] == st.st_mtime_ns
+        and row[1] == st.st_size
+        and row[2] == st.st_ino
+        and row[3] == st.st_ctime_ns
+    )
+
+
 def _failed(md_path: str, code: str, message: str) -> ParsedSkillMd:
     return ParsedSkillMd(None, (Diagnostic(code, "error", message, None, md_path),))
 
 
 _ENTRY_NAME: Final = operator.attrgetter("name")
+_NO_STAT: Final = os.stat_result((0,) * 10)

@@ -1,8 +1,18 @@
-"""A persistent index of parsed SKILL.md files, keyed by path, mtime and size.
+"""A persistent index of parsed SKILL.md files, keyed by path and ``stat`` data.
 
 Re-opening an unchanged tree of 10,000 skills then costs a ``stat`` per skill instead of a read
-and a parse. The file lives in the user's cache folder (created private); it is a cache, so any
-problem reading or writing it is ignored and the tree is simply read again.
+and a parse. A row is reused when the file's modification time (ns), size, inode number and
+status-change time (ns) are all what they were when it was read: an edit (even one that keeps
+the size and puts the old modification time back, which changes the status-change time), a
+file replaced by another (a new inode), a removed or new SKILL.md are all noticed. A file
+changed in the :data:`RACY_NS` before it was read is not kept (:func:`reusable`): a second
+edit within the file system's timestamp granularity could otherwise keep every stamp.
+
+Rows are flat and cheap to load (``marshal``): the stamps, the name, the description and
+whether the model may invoke the skill, which is all the catalog needs, and the rest of the
+manifest and the diagnostics as one ``marshal`` blob decoded when a skill is used. The file
+lives in the user's cache folder (created private); it is a cache, so any problem reading or
+writing it is ignored and the tree is simply read again.
 """
 
 from __future__ import annotations
@@ -10,33 +20,35 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import marshal
-import operator
 import os
 import tempfile
-from dataclasses import fields
 from pathlib import Path
-from typing import Any, Final
+from typing import Final
 
-from skillshelf.core.diagnostics import Diagnostic
-from skillshelf.core.manifest import Manifest
-from skillshelf.skills.skill import ParsedSkillMd
+from skillshelf.skills.skill import ParsedSkillMd, decode_blob, encode_blob
 
 __all__ = [
+    "RACY_NS",
     "Index",
     "Row",
-    "decode_diagnostics",
+    "decode_blob",
     "default_cache_dir",
     "encode_row",
     "load_index",
+    "reusable",
     "save_index",
 ]
 
-# Bump when the parsed form changes, so stale caches are ignored rather than misread.
-_FORMAT: Final = "skillshelf-index-7"
-_manifest_row: Final = operator.attrgetter(*(f.name for f in fields(Manifest)))
+# Bump when the row layout changes, so stale caches are ignored rather than misread.
+_FORMAT: Final = "skillshelf-index-8"
+# A file changed this recently when read may change again within the same timestamp tick
+# without any stamp moving, so its row is not reused (the next scan reads it again).
+RACY_NS: Final = 2_000_000_000
 
-# (mtime_ns, size, manifest fields in order or None when not valid, diagnostics as tuples)
-Row = tuple[int, int, tuple[Any, ...] | None, tuple[tuple[Any, ...], ...]]
+# (mtime_ns, size, inode, ctime_ns, name or None when not valid,
+#  description or None, model-invocable, marshal blob of (manifest fields after the
+#  description or None, diagnostics as tuples))
+Row = tuple[int, int, int, int, str | None, str | None, bool, bytes]
 Index = dict[str, Row]
 
 
@@ -88,19 +100,29 @@ def save_index(cache_dir: Path, key: str, index: Index) -> None:
         return
 
 
-def encode_row(parsed: ParsedSkillMd) -> Row:
-    """The index row for a parse result: ``(mtime_ns, size, manifest_row, diagnostic_rows)``.
+def encode_row(parsed: ParsedSkillMd, st: os.stat_result) -> Row:
+    """The index row for a parse result and the ``stat`` of the file it was read from.
 
     The manifest is stored only for a valid skill, so a reused row gives the same verdict
     without decoding its diagnostics.
     """
-    manifest = _manifest_row(parsed.manifest) if parsed.valid and parsed.manifest else None
-    diags = tuple(
-        (d.code, d.severity, d.message, d.field, d.path, d.line) for d in parsed.diagnostics
+    manifest = parsed.manifest if parsed.valid else None
+    blob = encode_blob(manifest, parsed.diagnostics)
+    if manifest is None:
+        return (parsed.mtime_ns, parsed.size, st.st_ino, st.st_ctime_ns, None, None, False, blob)
+    return (
+        parsed.mtime_ns,
+        parsed.size,
+        st.st_ino,
+        st.st_ctime_ns,
+        manifest.name,
+        manifest.description,
+        not manifest.disable_model_invocation,
+        blob,
     )
-    return (parsed.mtime_ns, parsed.size, manifest, diags)
 
 
-def decode_diagnostics(rows: tuple[tuple[object, ...], ...]) -> tuple[Diagnostic, ...]:
-    """Diagnostics from their index rows."""
-    return tuple(Diagnostic(*d) for d in rows)  # type: ignore[arg-type]
+def reusable(st: os.stat_result, now_ns: int) -> bool:
+    """Whether a row read from a file with this ``stat`` at ``now_ns`` may be reused later."""
+    trusted_before = now_ns - RACY_NS
+    return st.st_mtime_ns < trusted_before and st.st_ctime_ns < trusted_before

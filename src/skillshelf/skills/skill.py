@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import errno
+import marshal
+import operator
 import os
 from dataclasses import dataclass, fields
 from pathlib import Path
-from typing import Final
+from typing import Any, Final
 
 from skillshelf.core.diagnostics import Diagnostic
 from skillshelf.core.frontmatter import (
@@ -18,7 +20,7 @@ from skillshelf.core.frontmatter import (
 from skillshelf.core.manifest import Manifest, build_manifest
 from skillshelf.core.verdict import is_valid
 from skillshelf.errors import SkillshelfError, clip
-from skillshelf.skills.walk import open_beneath, resolve_inside
+from skillshelf.skills.walk import open_beneath, open_regular, resolve_inside
 
 __all__ = [
     "MAX_SKILL_MD_BYTES",
@@ -54,22 +56,23 @@ class Skill:
         diagnostics: Warnings (and non-fatal errors) found while loading it.
         mtime_ns: SKILL.md's modification time when read.
         size: SKILL.md's size in bytes when read.
+        stamp: SKILL.md's ``(mtime_ns, size, inode, ctime_ns)`` when read: a change to any
+            of them is a change of the skill.
         real_directory: The skill directory with symbolic links resolved at discovery (equal
             to ``directory`` unless a link was on the way to it).
     """
 
     __slots__ = (
-        "_diag_rows",
         "_diagnostics",
         "_manifest",
-        "_manifest_row",
         "_real",
+        "_row",
+        "_stamp",
         "description",
         "directory",
-        "mtime_ns",
+        "model_invocable",
         "name",
         "root",
-        "size",
         "skill_md_name",
     )
 
@@ -84,72 +87,87 @@ class Skill:
         size: int = 0,
         *,
         real_directory: str | None = None,
+        stamp: tuple[int, int, int, int] | None = None,
     ) -> None:
         self.name = manifest.name
         self.description = manifest.description
         self.directory = directory
         self.skill_md_name = skill_md_name
         self.root = root
-        self.mtime_ns = mtime_ns
-        self.size = size
+        self._stamp: tuple[int, int, int, int] | None = stamp or (mtime_ns, size, 0, 0)
+        self.model_invocable = not manifest.disable_model_invocation
         self._manifest: Manifest | None = manifest
-        self._manifest_row: tuple[object, ...] | None = None
         self._diagnostics: tuple[Diagnostic, ...] | None = diagnostics
-        self._diag_rows: tuple[tuple[object, ...], ...] = ()
+        self._row: tuple[object, ...] | None = None
         self._real = real_directory
 
     @classmethod
     def from_row(
         cls,
-        manifest_row: tuple[object, ...],
-        diag_rows: tuple[tuple[object, ...], ...],
-        *,
+        row: tuple[Any, ...],
         directory: str,
         skill_md_name: str,
         root: str,
-        mtime_ns: int,
-        size: int,
         real_directory: str | None = None,
     ) -> Skill:
-        """Build a skill from an index row without decoding its manifest yet."""
+        """Build a skill from a valid index row without decoding its manifest yet."""
         skill = cls.__new__(cls)
-        skill.name = manifest_row[0]  # type: ignore[assignment]
-        skill.description = manifest_row[1]  # type: ignore[assignment]
+        skill._stamp = None  # row[:4], sliced when asked: one tuple less per skill
+        skill.name = row[4]
+        skill.description = row[5]
+        skill.model_invocable = row[6]
         skill.directory = directory
         skill.skill_md_name = skill_md_name
         skill.root = root
-        skill.mtime_ns = mtime_ns
-        skill.size = size
         skill._manifest = None
-        skill._manifest_row = manifest_row
         skill._diagnostics = None
-        skill._diag_rows = diag_rows
+        skill._row = row
         skill._real = real_directory
         return skill
 
     def __repr__(self) -> str:
         return f"Skill(name={self.name!r}, directory={self.directory!r})"
 
+    def built_from(self, row: tuple[Any, ...], real_directory: str | None) -> bool:
+        """Whether :meth:`from_row` built this skill from this very row (the same object)
+        and folder: then a re-scan that found the same row may keep it as it is."""
+        return self._row is row and self._real == real_directory
+
+    def _decode(self) -> None:
+        manifest, self._diagnostics = decode_blob(self._row)  # type: ignore[arg-type]
+        assert manifest is not None  # only valid rows become skills
+        self._manifest = manifest
+
     @property
     def manifest(self) -> Manifest:
         """The typed frontmatter."""
         if self._manifest is None:
-            self._manifest = Manifest(*self._manifest_row)  # type: ignore[misc]
-        return self._manifest
+            self._decode()
+        return self._manifest  # type: ignore[return-value]
 
     @property
     def diagnostics(self) -> tuple[Diagnostic, ...]:
         """Warnings (and non-fatal errors) found while loading it."""
         if self._diagnostics is None:
-            self._diagnostics = tuple(Diagnostic(*d) for d in self._diag_rows)  # type: ignore[arg-type]
-        return self._diagnostics
+            self._decode()
+        return self._diagnostics  # type: ignore[return-value]
 
     @property
-    def model_invocable(self) -> bool:
-        """False when only the user may invoke it (``disable-model-invocation: true``)."""
-        if self._manifest is None:
-            return not self._manifest_row[_DISABLE_MODEL_INVOCATION]  # type: ignore[index]
-        return not self._manifest.disable_model_invocation
+    def stamp(self) -> tuple[int, int, int, int]:
+        """SKILL.md's ``(mtime_ns, size, inode, ctime_ns)`` when read."""
+        if self._stamp is None:
+            return self._row[:4]  # type: ignore[index,return-value]
+        return self._stamp
+
+    @property
+    def mtime_ns(self) -> int:
+        """SKILL.md's modification time when read."""
+        return self.stamp[0]
+
+    @property
+    def size(self) -> int:
+        """SKILL.md's size in bytes when read."""
+        return self.stamp[1]
 
     @property
     def path(self) -> Path:
@@ -203,9 +221,26 @@ class Skill:
         raise SkillshelfError(f"Cannot read the body of skill {self.name!r}: {problem}")
 
 
-_DISABLE_MODEL_INVOCATION: Final = [f.name for f in fields(Manifest)].index(
-    "disable_model_invocation"
-)
+_MANIFEST_TAIL: Final = operator.attrgetter(*[f.name for f in fields(Manifest)][2:])
+
+
+def encode_blob(manifest: Manifest | None, diagnostics: tuple[Diagnostic, ...]) -> bytes:
+    """The part of an index row decoded only when a skill is used: the manifest's fields
+    after the description (None for a skill that is not valid) and the diagnostics."""
+    diags = (
+        tuple((d.code, d.severity, d.message, d.field, d.path, d.line) for d in diagnostics)
+        if diagnostics
+        else ()
+    )
+    return marshal.dumps((None if manifest is None else _MANIFEST_TAIL(manifest), diags))
+
+
+def decode_blob(row: tuple[Any, ...]) -> tuple[Manifest | None, tuple[Diagnostic, ...]]:
+    """The manifest (None for a skill that is not valid) and diagnostics of an index row
+    (name and description at 4 and 5, :func:`encode_blob`'s bytes at 7)."""
+    tail, diags = marshal.loads(row[7])
+    manifest = None if tail is None else Manifest(row[4], row[5], *tail)
+    return manifest, tuple(Diagnostic(*d) for d in diags)
 
 
 @dataclass(slots=True)
@@ -248,12 +283,21 @@ def open_skill_md(path: Path | str) -> int:
         OSError: It is missing, not a regular file (``EINVAL``, e.g. a FIFO), a folder, or a
             link leading outside the skill (``ELOOP``).
     """
-    directory, name = os.path.split(os.path.abspath(os.fspath(path)))
+    fd, _ = _open_skill_md(os.fspath(path))
+    os.set_blocking(fd, True)
+    return fd
+
+
+def _open_skill_md(path: str) -> tuple[int, os.stat_result]:
+    """:func:`open_skill_md` without restoring blocking reads, with the file's ``fstat``."""
+    if not path.startswith(os.sep) or f"{os.sep}." in path or os.sep * 2 in path:
+        path = os.path.abspath(path)  # discovery's paths are already absolute and normal
     try:
-        return open_beneath(directory, name)
+        return open_regular(path)
     except OSError as exc:
         if exc.errno != errno.ELOOP:
             raise
+    directory, name = os.path.split(path)
     real = os.path.realpath(directory)
     target, kind = resolve_inside(os.path.join(real, name), real)
     if target is None and not os.path.exists(path):
@@ -274,7 +318,8 @@ def open_skill_md(path: Path | str) -> int:
             "lockfile and scanner could not cover it)",
             os.fspath(path),
         )
-    return open_beneath(real, target)
+    fd = open_beneath(real, target)
+    return fd, os.fstat(fd)
 
 
 def read_skill_md(path: Path | str, *, full: bool) -> tuple[bytes, int, int]:
@@ -287,9 +332,14 @@ def read_skill_md(path: Path | str, *, full: bool) -> tuple[bytes, int, int]:
         OSError: The file cannot be opened or read.
         FrontmatterError: ``file.too_large`` when it is over :data:`MAX_SKILL_MD_BYTES`.
     """
-    fd = open_skill_md(path)
+    data, mtime_ns, size, _ = read_skill_md_stat(path, full=full)
+    return data, mtime_ns, size
+
+
+def read_skill_md_stat(path: Path | str, *, full: bool) -> tuple[bytes, int, int, os.stat_result]:
+    """:func:`read_skill_md`, plus the file's ``stat`` (from the one ``fstat`` of the read)."""
+    fd, st = _open_skill_md(os.fspath(path))
     try:
-        st = os.fstat(fd)
         if st.st_size > MAX_SKILL_MD_BYTES:
             raise FrontmatterError(
                 "file.too_large",
@@ -298,9 +348,9 @@ def read_skill_md(path: Path | str, *, full: bool) -> tuple[bytes, int, int]:
         if not full:
             data = os.read(fd, _PREFIX_BYTES)
             if len(data) < _PREFIX_BYTES:
-                return data, st.st_mtime_ns, len(data)
+                return data, st.st_mtime_ns, len(data), st
             # Cut at the last line end so a split UTF-8 sequence is never decoded.
-            return data[: data.rfind(b"\n") + 1], st.st_mtime_ns, st.st_size
+            return data[: data.rfind(b"\n") + 1], st.st_mtime_ns, st.st_size, st
         chunks: list[bytes] = []
         total = 0
         while chunk := os.read(fd, 1 << 16):
@@ -310,7 +360,7 @@ def read_skill_md(path: Path | str, *, full: bool) -> tuple[bytes, int, int]:
                 raise FrontmatterError(
                     "file.too_large", f"SKILL.md grew past {MAX_SKILL_MD_BYTES:,} bytes"
                 )
-        return b"".join(chunks), st.st_mtime_ns, total
+        return b"".join(chunks), st.st_mtime_ns, total, st
     finally:
         os.close(fd)
 

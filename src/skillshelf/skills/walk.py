@@ -65,6 +65,7 @@ __all__ = [
     "digest_walk",
     "entry_digest",
     "open_beneath",
+    "open_regular",
     "read_chunks",
     "resolve_inside",
     "walk_skill",
@@ -342,15 +343,8 @@ def open_beneath(root: str, relative: str, *, follow_root: bool = True) -> int:
     if ".." in parts:
         raise OSError(errno.EINVAL, "'..' is never opened", relative)
     if follow_root and len(parts) == 1:
-        # The same open in one system call: the kernel follows links up to and in ``root``
-        # (as opening ``root`` would) and none in the file's own name (O_NOFOLLOW); a root
-        # that is not a folder fails with ENOTDIR either way. Every SKILL.md is read so.
-        fd = os.open(os.path.join(root, parts[0]), _OPEN_FLAGS)
-        try:
-            _check_regular(fd, relative)
-        except BaseException:
-            os.close(fd)
-            raise
+        fd, _ = open_regular(os.path.join(root, parts[0]), label=relative)
+        os.set_blocking(fd, True)
         return fd
     fd = os.open(root, _ROOT_FLAGS if follow_root else _DIR_FLAGS)
     try:
@@ -368,6 +362,7 @@ def open_beneath(root: str, relative: str, *, follow_root: bool = True) -> int:
         finally:
             os.close(folder)
         _check_regular(fd, relative)
+        os.set_blocking(fd, True)
     except BaseException:
         if fd >= 0:
             os.close(fd)
@@ -375,14 +370,42 @@ def open_beneath(root: str, relative: str, *, follow_root: bool = True) -> int:
     return fd
 
 
-def _check_regular(fd: int, relative: str) -> None:
-    """Refuse an opened folder, FIFO, socket or device; restore blocking reads."""
-    mode = os.fstat(fd).st_mode
+def open_regular(path: str, *, label: str | None = None) -> tuple[int, os.stat_result]:
+    """Open the regular file ``path`` following links up to its folder but none in its name.
+
+    :func:`open_beneath`'s one-component case in one system call: the kernel follows links
+    up to and in the folder (as opening the folder would) and none in the file's own name
+    (``O_NOFOLLOW``); a folder that is not one fails with ``ENOTDIR``. Every SKILL.md is
+    opened so. The descriptor stays non-blocking, which changes nothing for a regular file
+    (:func:`open_beneath` restores blocking for callers that wrap it in a file object).
+
+    Args:
+        path: The file.
+        label: The name errors carry (default: ``path``).
+
+    Returns:
+        The descriptor (the caller closes it) and its ``fstat``, taken once.
+
+    Raises:
+        OSError: as :func:`open_beneath`.
+    """
+    fd = os.open(path, _OPEN_FLAGS)
+    try:
+        return fd, _check_regular(fd, path if label is None else label)
+    except BaseException:
+        os.close(fd)
+        raise
+
+
+def _check_regular(fd: int, relative: str) -> os.stat_result:
+    """Refuse an opened folder, FIFO, socket or device; return the descriptor's ``fstat``."""
+    st = os.fstat(fd)
+    mode = st.st_mode
+    if stat.S_ISREG(mode):
+        return st
     if stat.S_ISDIR(mode):
         raise IsADirectoryError(errno.EISDIR, "a folder, not a file", relative)
-    if not stat.S_ISREG(mode):
-        raise OSError(errno.EINVAL, f"not a regular file (a {_kind(mode)})", relative)
-    os.set_blocking(fd, True)
+    raise OSError(errno.EINVAL, f"not a regular file (a {_kind(mode)})", relative)
 
 
 def read_chunks(root: str, relative: str, *, limit: int | None = None) -> Iterator[bytes]:
