@@ -14,9 +14,10 @@ cycling through skills spread over the whole repository:
   start-up is not timed), through the SDK's client (``bench/mcp.py``'s machinery): every
   tool (``skill_load`` cycling through 50 skills in one session that keeps 20, so every load
   is a full one; ``workspace_exec`` runs ``true``), ``resources/read``, ``skills/get``,
-  ``prompts/get``, one ``skills/list`` page resumed from a cursor and ``tools/list``; beside
-  ``bench/minimal_mcp_server.py`` (an SDK server returning the same SKILL.md with no checks)
-  for the calls it has an equivalent of, with the ratio serve / minimal per size.
+  ``prompts/get``, one ``skills/list``, ``resources/list`` and ``prompts/list`` page each
+  resumed from a cursor, and ``tools/list``; beside ``bench/minimal_mcp_server.py`` (an SDK
+  server returning the same SKILL.md with no checks) for the calls it has an equivalent of,
+  with the ratio serve / minimal per size.
 
 Each row prints the median per size and the growth ratio against 100 skills (the target is
 ≤ 1.5× at 10,000 and 100,000), and ``skill_load`` over ``Skill.body()`` of the same skills
@@ -252,11 +253,14 @@ async def _serve_paths(client: Any, count: int, rounds: int) -> dict[str, float]
     out["MCP prompts/get"] = await _amedian_us(
         rounds, names, lambda n: client.get_prompt(n, {"arguments": "x"})
     )
-    out["MCP skills/list page after a cursor"] = await _amedian_us(
-        max(rounds // 3, 5),
-        names,
-        lambda n: ext("skills/list", {"cursor": encode_cursor("skills", n)}),
-    )
+
+    def page(kind: str) -> Callable[[str], Awaitable[dict[str, Any]]]:
+        return lambda n: ext(f"{kind}/list", {"cursor": encode_cursor(kind, n)})
+
+    for kind in ("skills", "resources", "prompts"):
+        out[f"MCP {kind}/list page after a cursor"] = await _amedian_us(
+            max(rounds // 3, 5), names, page(kind)
+        )
     return out
 
 
