@@ -95,7 +95,7 @@ logger = logging.getLogger("skillshelf.mcp")
 RESOURCES_PAGE: Final = 500
 PROMPTS_PAGE: Final = 500
 INSTRUCTIONS_BUDGET: Final = 8_000  # characters of catalog in the server's instructions
-# Names in the tools' `skill` enum at most (the library's default): about 19,000 characters
+# Names in the tools' `skill` enum at most (the library's default): about 18,000 characters
 # in each of the five tools that take a skill.
 ENUM_LIMIT: Final = 1_000
 MAX_TRACKED_SESSIONS: Final = 1_000  # legacy sessions told about list changes
