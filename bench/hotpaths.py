@@ -4,12 +4,18 @@ Generates (or reuses, with ``--trees``) one root per size with ``bench/mcp.py``'
 (SKILL.md + a reference + a script per skill) and measures, per size, the median of each call
 cycling through skills spread over the whole repository:
 
-* floors: ``Skill.body()`` and a plain open + read of SKILL.md;
+* floors: ``Skill.body()`` and a plain open + read of SKILL.md; and ``Skill.body()`` timed
+  again interleaved with ``skill_load`` of the same skill (in a fresh session and in one
+  holding three loaded skills), so that the ratio is not at the mercy of the load changing
+  between two rows;
 * in process, through :class:`SkillTools` (memory store, a fresh session per load so every
-  load delivers full content): ``skill_load``, ``skill_read_file``, ``skill_list_docs``,
+  load delivers full content; and again in sessions holding three other loaded skills):
+  ``skill_load``, ``skill_read_file``, ``skill_list_docs``,
   ``skill_select_docs``, ``skill_unload``, ``skill_search`` (beside ``Repository.search``,
-  its floor), ``skill_list`` and ``workspace_exec`` set-up (the call up to the executor,
-  which here returns at once: the command itself is ``bench/exec.py``'s business);
+  its floor; "task N" matches every skill, the worst case, and the labelled queries of
+  ``bench/data/search_queries.jsonl`` are a realistic mix), ``skill_list`` and
+  ``workspace_exec`` set-up (the call up to the executor, which here returns at once: the
+  command itself is ``bench/exec.py``'s business);
 * over MCP stdio, against a real ``skillshelf serve --exec --sandbox local`` per size (its
   start-up is not timed), through the SDK's client (``bench/mcp.py``'s machinery): every
   tool (``skill_load`` cycling through 50 skills in one session that keeps 20, so every load
@@ -18,6 +24,8 @@ cycling through skills spread over the whole repository:
   from a cursor (per entry returned), and ``tools/list``; beside
   ``bench/minimal_mcp_server.py`` (an SDK server returning the same SKILL.md with no checks)
   for the calls it has an equivalent of, with the ratio serve / minimal per size.
+* with ``--stdio-search SIZES``: ``skill_search`` ("task N" and the labelled queries) over
+  stdio against a real ``skillshelf serve`` per size, with its growth.
 
 Each row prints the median per size and the growth ratio against 100 skills (the target is
 ≤ 1.5× at 10,000 and 100,000), and ``skill_load`` over ``Skill.body()`` of the same skills
@@ -29,8 +37,9 @@ few calls and a full ``skills/list`` page, reads its peak RSS (``VmHWM``), and b
 memory of the same set-up down in process with :mod:`tracemalloc`.
 
 Usage: ``python bench/hotpaths.py [--sizes 100,1000,10000] [--large] [--rounds 300]
-[--trees DIR] [--no-mcp] [--rss 100000] [--json]`` (``--large`` adds 100,000;
-generating that tree takes several minutes, so ``--trees`` keeps it between runs).
+[--trees DIR] [--no-mcp] [--stdio-search 100,10000] [--rss 100000] [--json]``
+(``--large`` adds 100,000; generating that tree takes several minutes, so ``--trees``
+keeps it between runs).
 """
 
 from __future__ import annotations
@@ -61,6 +70,7 @@ from skillshelf.stores import open_store  # noqa: E402
 from skillshelf.tools.skill_tools import SkillTools  # noqa: E402
 
 GUIDE = "references/guide.md"
+LABELLED = ROOT / "bench" / "data" / "search_queries.jsonl"
 
 
 def tree(base: Path, count: int) -> Path:
@@ -85,6 +95,37 @@ def _median_us(rounds: int, names: list[str], call: Callable[[int, str], object]
         call(i, name)
         samples.append(time.perf_counter() - start)
     return statistics.median(samples) * 1e6
+
+
+def _interleaved_loads(
+    rounds: int,
+    names: list[str],
+    skills: dict[str, Any],
+    fresh: Callable[[int], SkillTools],
+    loaded: list[SkillTools],
+    first: int,
+) -> dict[str, float]:
+    """``Skill.body()``, ``skill_load`` and ``skill_load`` with 3 loaded, one after the other
+    for each skill: their ratio does not depend on the load swinging between two rows."""
+    samples: dict[str, list[float]] = {
+        "interleaved: Skill.body()": [],
+        "interleaved: skill_load": [],
+        "interleaved: skill_load (3 loaded)": [],
+    }
+    body, load, busy = samples.values()
+    for i in range(rounds):
+        name = names[i % len(names)]
+        start = time.perf_counter()
+        skills[name].body()
+        body.append(time.perf_counter() - start)
+        tools = fresh(first + i)
+        start = time.perf_counter()
+        _ok(tools.call("skill_load", {"skill": name}))
+        load.append(time.perf_counter() - start)
+        start = time.perf_counter()
+        _ok(loaded[i].call("skill_load", {"skill": name}))
+        busy.append(time.perf_counter() - start)
+    return {label: statistics.median(values) * 1e6 for label, values in samples.items()}
 
 
 class _NoRun:
@@ -127,6 +168,21 @@ def measure_in_process(repo: Repository, count: int, rounds: int, work: Path) ->
     out["skill_load"] = _median_us(
         rounds, names, lambda i, n: _ok(fresh(i).call("skill_load", {"skill": n}))
     )
+
+    def busy(first: int) -> list[SkillTools]:
+        # Sessions holding three other skills already: the session document is decoded and
+        # written with them, and the load of names[i] still delivers full content.
+        sessions = [fresh(first + i) for i in range(rounds)]
+        for i, session in enumerate(sessions):
+            for k in (1, 2, 3):
+                _ok(session.call("skill_load", {"skill": names[(i + 10 * k) % len(names)]}))
+        return sessions
+
+    loaded = busy(rounds)
+    out["skill_load (3 loaded)"] = _median_us(
+        rounds, names, lambda i, n: _ok(loaded[i].call("skill_load", {"skill": n}))
+    )
+    out |= _interleaved_loads(rounds, names, skills, fresh, busy(2 * rounds), 3 * rounds)
     # One session of a few loaded skills (a session holds at most 20): the calls below cycle
     # through them.
     tools = SkillTools(repo, store=store, session_id=f"main-{count}")
@@ -155,6 +211,15 @@ def measure_in_process(repo: Repository, count: int, rounds: int, work: Path) ->
         rounds,
         names,
         lambda _i, n: _ok(tools.call("skill_search", {"query": queries[n], "limit": 5})),
+    )
+    # A realistic mix: the labelled queries of bench/search.py's quality set, as users type.
+    lines = LABELLED.read_text(encoding="utf-8").splitlines()
+    mix = {n: json.loads(lines[i % len(lines)])["query"] for i, n in enumerate(names)}
+    out["Repository.search (labelled queries)"] = _median_us(
+        rounds, names, lambda _i, n: repo.search(mix[n], limit=5)
+    )
+    out["skill_search (labelled queries)"] = _median_us(
+        rounds, names, lambda _i, n: _ok(tools.call("skill_search", {"query": mix[n], "limit": 5}))
     )
     out["skill_list (every skill)"] = _median_us(
         max(rounds // 10, 5), names, lambda _i, _n: _ok(tools.call("skill_list"))
@@ -314,6 +379,47 @@ def measure_mcp_stdio(root: Path, count: int, rounds: int) -> dict[str, float]:
     return anyio.run(run, "serve", _serve_paths) | anyio.run(run, "minimal", _minimal_paths)
 
 
+def measure_stdio_search(base: Path, sizes: list[int], rounds: int) -> dict[str, float]:
+    """Median of ``skill_search`` over stdio against ``skillshelf serve``, per size."""
+    import anyio
+
+    out: dict[str, float] = {}
+
+    async def run(root: Path, count: int) -> None:
+        async with mcp_bench._client("serve", "stdio", root, count) as client:
+            calls: list[tuple[str, str, Callable[[int], dict[str, Any]]]] = [
+                (
+                    "task N",
+                    "skill_search",
+                    lambda i: {"query": f"task {i * 7919 % count}", "limit": 5},
+                ),
+                (
+                    "labelled queries",
+                    "skill_search",
+                    lambda i: {"query": json.loads(lines[i % len(lines)])["query"], "limit": 5},
+                ),
+                # The transport and server alone: a per-skill call that returns little.
+                (
+                    "control: list_docs",
+                    "skill_list_docs",
+                    lambda i: {"skill": mcp_bench.skill_name(i * 7919 % count)},
+                ),
+            ]
+            for label, tool, arguments in calls:
+                samples = []
+                for i in range(rounds):
+                    start = time.perf_counter()
+                    await client.call_tool(tool, arguments(i))
+                    samples.append(time.perf_counter() - start)
+                out[f"{count} {label}"] = statistics.median(samples) * 1e6
+
+    lines = LABELLED.read_text(encoding="utf-8").splitlines()
+    for count in sizes:
+        mcp_bench._SERVE_ARGS[:] = ["--max-dirs", str(max(2000, 4 * count))]
+        anyio.run(run, tree(base, count), count)
+    return out
+
+
 def _vm(pid: int | str, key: str) -> int:
     for line in Path(f"/proc/{pid}/status").read_text().splitlines():
         if line.startswith(key + ":"):
@@ -417,10 +523,22 @@ def print_report(results: dict[str, Any]) -> None:
             f"{v / base:>9.2f}×" if v is not None and base else f"{'-':>10}" for v in values[1:]
         )
         print(f"{label:<38}{cells}{'':17}{ratios}")
-    print("skill_load / Skill.body() of the same skills:")
+    print(
+        "skill_load / Skill.body() of the same skills (fresh session, 3 skills loaded), "
+        "from the rows above and interleaved:"
+    )
     for n in sizes:
         r = rows[n]
-        print(f"  {n:>8,} skills: {r['skill_load'] / r['floor: Skill.body()']:.2f}×")
+        body, inter = r["floor: Skill.body()"], r.get("interleaved: Skill.body()")
+        shown = f"{r['skill_load'] / body:.2f}×"
+        if "skill_load (3 loaded)" in r:
+            shown += f", {r['skill_load (3 loaded)'] / body:.2f}×"
+        if inter:
+            shown += (
+                f"; interleaved {r['interleaved: skill_load'] / inter:.2f}×, "
+                f"{r['interleaved: skill_load (3 loaded)'] / inter:.2f}×"
+            )
+        print(f"  {n:>8,} skills: {shown}")
     print("SkillTools skill_search / Repository.search:")
     for n in sizes:
         r = rows[n]
@@ -439,6 +557,14 @@ def print_report(results: dict[str, Any]) -> None:
                 "  tools/list input schemas: "
                 + ", ".join(f"{int(chars[str(n)]):,} chars at {n:,}" for n in sizes)
             )
+    stdio_search = results.get("stdio_search")
+    if stdio_search:
+        print("MCP stdio skill_search against serve, median:")
+        sizes_s = results["stdio_search_sizes"]
+        for label in ("task N", "labelled queries", "control: list_docs"):
+            medians: list[float] = [stdio_search[f"{n} {label}"] for n in sizes_s]
+            cells = "  ".join(f"{n:,}: {_fmt_us(v)}" for n, v in zip(sizes_s, medians, strict=True))
+            print(f"  {label:<17} {cells}  (×{medians[-1] / medians[0]:.2f} vs {sizes_s[0]:,})")
     rss = results.get("rss")
     if rss:
         mib = 1024 * 1024
@@ -462,6 +588,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--trees", type=Path, help="keep generated trees here between runs")
     parser.add_argument("--no-mcp", action="store_true", help="skip the MCP stdio section")
     parser.add_argument("--rss", type=int, default=0, help="peak RSS of serve at N skills")
+    parser.add_argument(
+        "--stdio-search", default="", help="sizes for skill_search over stdio (e.g. 100,10000)"
+    )
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args(argv)
     sizes = sorted({int(s) for s in args.sizes.split(",")} | ({100_000} if args.large else set()))
@@ -487,6 +616,10 @@ def main(argv: list[str] | None = None) -> int:
                 chars = row.pop("tools/list JSON chars")
                 results["tools_list_chars"][str(count)] = chars
             results["by_size"][str(count)] = row
+        if args.stdio_search:
+            stdio_sizes = sorted(int(n) for n in args.stdio_search.split(","))
+            results["stdio_search"] = measure_stdio_search(base, stdio_sizes, args.rounds)
+            results["stdio_search_sizes"] = stdio_sizes
         if args.rss:
             results["rss"] = measure_rss(tree(base, args.rss), args.rss)
     if args.json:

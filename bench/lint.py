@@ -18,12 +18,17 @@ times each, reporting the median:
 - disk: :func:`lint_repository` on the N skills written to a temporary folder (every check,
   SKILL.md bodies and file lists read), unless ``--no-disk``.
 
+The runs on disk report wall-clock and CPU seconds beside a floor timed in the same run
+(every file of every skill read with the stdlib) and the CPU ratio to it: on a shared machine
+the ratio is the figure to compare.
+
 Prints figures only; it asserts nothing about them.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import random
 import statistics
 import tempfile
@@ -84,13 +89,44 @@ def make_names(n: int, rng: random.Random) -> list[str]:
 
 
 def _median(runs: int, fn: Callable[[], object]) -> tuple[float, object]:
+    seconds, _, result = _timed(runs, fn)
+    return seconds, result
+
+
+def _timed(runs: int, fn: Callable[[], object]) -> tuple[float, float, object]:
+    """Median wall-clock and CPU seconds of ``runs`` calls, and the last result."""
     times: list[float] = []
+    cpu: list[float] = []
     result: object = None
     for _ in range(runs):
-        start = time.perf_counter()
+        start, start_cpu = time.perf_counter(), time.process_time()
         result = fn()
         times.append(time.perf_counter() - start)
-    return statistics.median(times), result
+        cpu.append(time.process_time() - start_cpu)
+    return statistics.median(times), statistics.median(cpu), result
+
+
+def _read_every_file(root: Path) -> int:
+    """The floor of linting a tree on disk: every file of every skill read with the stdlib."""
+    total = 0
+    for folder, _, files in os.walk(root):
+        for name in files:
+            with open(os.path.join(folder, name), "rb") as handle:
+                total += len(handle.read().decode("utf-8", errors="replace"))
+    return total
+
+
+def _disk_lines(label: str, repo: Repository, root: Path, runs: int) -> list[str]:
+    """``lint_repository`` on a tree beside its read floor, in the same run: wall, CPU, ratio."""
+    floor_s, floor_cpu, _ = _timed(runs, lambda: _read_every_file(root))
+    seconds, cpu, report = _timed(runs, lambda: lint_repository(repo))
+    assert isinstance(report, LintReport)
+    return [
+        f"{label}: median {seconds:.3f} s wall, {cpu:.3f} s CPU "
+        f"= {cpu / floor_cpu:.1f}x the read floor ({floor_s:.3f} s wall, {floor_cpu:.3f} s CPU: "
+        "every file of every skill read with the stdlib); notes: "
+        f"{list(report.notes)}"
+    ]
 
 
 def _naive(descriptions: list[str], threshold: float) -> int:
@@ -132,10 +168,11 @@ def family_run(n: int, runs: int, rng: random.Random) -> None:
         for name, description in family:
             make_skill(root, name, description, body="Search tools first.\n")
         repo = Repository([root], cache_dir=False, max_dirs=10 * n)
-        seconds, report = _median(runs, lambda: lint_repository(repo))
-    assert isinstance(report, LintReport)
+        report = lint_repository(repo)
+        print(
+            "\n".join(_disk_lines(f"near-duplicate family, {n:,} skills on disk", repo, root, runs))
+        )
     groups = sum(f.code == "description.duplicate" for f in report.findings)
-    print(f"near-duplicate family, {n:,} skills on disk: median {seconds:.3f} s")
     print(f"  findings: {len(report.findings)} ({groups} description.duplicate groups)")
     print(
         f"  the pairwise report would print {2 * len(found):,} findings "
@@ -157,12 +194,15 @@ def main() -> None:
     names = make_names(args.n, rng)
     subjects = [LintSubject(nm, d) for nm, d in zip(names, descriptions, strict=True)]
 
-    seconds, report = _median(args.runs, lambda: lint_subjects(subjects))
+    seconds, cpu, report = _timed(args.runs, lambda: lint_subjects(subjects))
     assert isinstance(report, LintReport)
     groups = [f for f in report.findings if f.code == "description.duplicate"]
     dupes = sum(len(f.related) for f in groups)  # a group of k members holds k - 1 copies
     alike = sum(f.code == "name.similar" for f in report.findings)
-    print(f"catalog checks, {args.n:,} skills: median {seconds:.3f} s over {args.runs} runs")
+    print(
+        f"catalog checks, {args.n:,} skills: median {seconds:.3f} s wall, {cpu:.3f} s CPU "
+        f"over {args.runs} runs"
+    )
     print(f"  near-duplicate groups: {len(groups)} holding {dupes} copies ({planted} planted)")
     print(f"  look-alike name groups: {alike} ({args.n // 100} planted); notes: {report.notes}")
 
@@ -179,8 +219,8 @@ def main() -> None:
         for subject in subjects:
             make_skill(root, subject.name, subject.description, files={"references/a.md": "# A\n"})
         repo = Repository([root], cache_dir=False, max_dirs=10 * args.n)
-        seconds, report = _median(args.runs, lambda: lint_repository(repo))
-        print(f"lint_repository, {args.n:,} skills on disk: median {seconds:.3f} s")
+        label = f"lint_repository, {args.n:,} skills on disk"
+        print("\n".join(_disk_lines(label, repo, root, args.runs)))
 
 
 if __name__ == "__main__":

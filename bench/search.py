@@ -1,18 +1,36 @@
-"""Benchmark skillshelf.core.search: index build time and search latency percentiles.
+"""Benchmark skillshelf.core.search at several sizes: build time, index memory, query medians.
 
-Usage: ``PYTHONPATH=src python bench/search.py [--n 10000] [--queries 200] [--seed 0]``.
-Prints figures only; it asserts nothing about them.
+Per size (default 100, 1,000, 10,000; ``--large`` adds 100,000) it builds two indexes and
+times each kind of query, cycling through ``--queries`` of each, with the early-stopping
+search and with ``exhaustive=True`` (every matching skill scored: the ranking before top-k
+retrieval), and prints the medians and their growth against the smallest size:
+
+* ``tasks``: skills described like ``bench/hotpaths.py``'s tree ("Handles task N of the
+  benchmark. Use when the user asks about task N."), queried with ``task N`` (the worst
+  case: "task" is in every description, all with equal scores) and ``task`` alone;
+* ``generated``: ~40-word descriptions over a 150-word vocabulary (each word is in about a
+  quarter of the skills), queried with exact names, one word, 2-4 words, a description's
+  first words, 30 words, misses, and 1-4 words drawn from the labelled queries of
+  ``bench/data/search_queries.jsonl`` (a realistic mix).
+
+Build time is the median of ``--builds`` builds; memory is what :mod:`tracemalloc` sees
+held by one index. Usage: ``PYTHONPATH=src python bench/search.py [--sizes 100,1000,10000]
+[--large] [--queries 60] [--seed 0]``. Prints figures only; it asserts nothing about them.
 """
 
 from __future__ import annotations
 
 import argparse
+import gc
+import json
+import os
 import random
 import statistics
 import time
-from collections import defaultdict
+import tracemalloc
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 
 from skillshelf.core.search import SearchIndex
 
@@ -80,42 +98,112 @@ def make_queries(skills: list[_Skill], count: int, rng: random.Random) -> list[t
     return [(kind, make()) for kind, make in (makers[i % len(makers)] for i in range(count))]
 
 
-def _percentile(samples: list[float], pct: int) -> float:
-    return statistics.quantiles(samples, n=100, method="inclusive")[pct - 1]
+_LABELLED = Path(__file__).resolve().parent / "data" / "search_queries.jsonl"
+
+
+def make_tasks(n: int) -> list[_Skill]:
+    """``bench/hotpaths.py``'s skills: every description has "task" twice, all of one length."""
+    return [
+        _Skill(
+            f"skill-{i:05d}",
+            f"Handles task {i} of the benchmark. Use when the user asks about task {i}.",
+            (),
+            (),
+        )
+        for i in range(n)
+    ]
+
+
+def labelled_words() -> list[str]:
+    lines = _LABELLED.read_text(encoding="utf-8").splitlines()
+    return [word for line in lines for word in json.loads(line)["query"].split()]
+
+
+def _median_us(index: SearchIndex, queries: list[str], *, exhaustive: bool) -> float:
+    samples = []
+    for query in queries:
+        start = time.perf_counter()
+        index.search(query, limit=10, exhaustive=exhaustive)
+        samples.append(time.perf_counter() - start)
+    return statistics.median(samples) * 1e6
+
+
+def _build(skills: list[_Skill], builds: int) -> tuple[SearchIndex, float, int]:
+    times = []
+    for _ in range(builds):
+        gc.collect()
+        start = time.perf_counter()
+        SearchIndex(skills)
+        times.append(time.perf_counter() - start)
+    gc.collect()
+    tracemalloc.start()
+    before = tracemalloc.get_traced_memory()[0]
+    index = SearchIndex(skills)
+    held = tracemalloc.get_traced_memory()[0] - before
+    tracemalloc.stop()
+    return index, statistics.median(times) * 1000, held
+
+
+def measure(n: int, count: int, seed: int, builds: int) -> dict[str, float]:
+    """Medians (µs) per query kind, fast and exhaustive, plus build ms and index bytes."""
+    rng = random.Random(seed)
+    out: dict[str, float] = {}
+    tasks, build_ms, held = _build(make_tasks(n), builds)
+    out |= {"build ms (tasks)": build_ms, "index MiB (tasks)": held / 2**20}
+    kinds = {
+        "task N": [f"task {rng.randrange(n)}" for _ in range(count)],
+        "task": ["task"] * count,
+    }
+    for kind, queries in kinds.items():
+        out[f"tasks: {kind}"] = _median_us(tasks, queries, exhaustive=False)
+        out[f"tasks: {kind} [exhaustive]"] = _median_us(tasks, queries, exhaustive=True)
+    del tasks
+    skills = make_skills(n, rng)
+    generated, build_ms, held = _build(skills, builds)
+    out |= {"build ms (generated)": build_ms, "index MiB (generated)": held / 2**20}
+    by_kind: dict[str, list[str]] = {}
+    for kind, query in make_queries(skills, count * 6, rng):
+        by_kind.setdefault(kind, []).append(query)
+    words = labelled_words()
+    by_kind["labelled words"] = [
+        " ".join(rng.choices(words, k=rng.randint(1, 4))) for _ in range(count)
+    ]
+    for kind, queries in by_kind.items():
+        out[f"generated: {kind}"] = _median_us(generated, queries, exhaustive=False)
+        out[f"generated: {kind} [exhaustive]"] = _median_us(generated, queries, exhaustive=True)
+    return out
+
+
+def _cell(label: str, value: float) -> str:
+    if label.startswith("index"):
+        return f"{value:.1f} MiB"
+    if label.startswith("build"):
+        return f"{value:.0f} ms"
+    return f"{value / 1000:.2f} ms" if value >= 1000 else f"{value:.0f} µs"
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
-    parser.add_argument("--n", type=int, default=10_000, help="number of synthetic skills")
-    parser.add_argument("--queries", type=int, default=200, help="number of queries to time")
+    parser.add_argument("--sizes", default="100,1000,10000", help="comma-separated skill counts")
+    parser.add_argument("--large", action="store_true", help="add 100,000 skills")
+    parser.add_argument("--queries", type=int, default=60, help="queries of each kind")
+    parser.add_argument("--builds", type=int, default=3, help="index builds timed per size")
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args()
-
-    rng = random.Random(args.seed)
-    skills = make_skills(args.n, rng)
-    queries = make_queries(skills, args.queries, rng)
-
-    start = time.perf_counter()
-    index = SearchIndex(skills)
-    build_ms = (time.perf_counter() - start) * 1000
-
-    timings: dict[str, list[float]] = defaultdict(list)
-    hits = 0
-    for kind, query in queries:
-        start = time.perf_counter()
-        results = index.search(query, limit=10)
-        timings[kind].append((time.perf_counter() - start) * 1000)
-        hits += bool(results)
-
-    every = [ms for samples in timings.values() for ms in samples]
-    print(f"skills: {len(index)}  queries: {len(every)}  queries with hits: {hits}")
-    print(f"build: {build_ms:.1f} ms")
+    sizes = sorted({int(s) for s in args.sizes.split(",")} | ({100_000} if args.large else set()))
+    rows = {n: measure(n, args.queries, args.seed, args.builds) for n in sizes}
     print(
-        f"search: p50 {_percentile(every, 50):.3f} ms  p95 {_percentile(every, 95):.3f} ms  "
-        f"p99 {_percentile(every, 99):.3f} ms  max {max(every):.3f} ms"
+        f"skillshelf search, limit 10, medians (load average {os.getloadavg()[0]:.1f}); "
+        "[exhaustive]: every matching skill scored"
     )
-    for kind, samples in timings.items():
-        print(f"  {kind:<11} p50 {statistics.median(samples):.3f} ms  max {max(samples):.3f} ms")
+    head = "".join(f"{n:>11,}" for n in sizes)
+    growth = "".join(f"{'×' + format(n, ','):>9}" for n in sizes[1:])
+    print(f"{'':<40}{head}   growth vs {sizes[0]:,}:{growth}")
+    for label in rows[sizes[0]]:
+        values = [rows[n][label] for n in sizes]
+        cells = "".join(f"{_cell(label, v):>11}" for v in values)
+        ratios = "".join(f"{v / values[0]:>8.2f}×" for v in values[1:])
+        print(f"{label:<40}{cells}{'':17}{ratios}")
     return 0
 
 

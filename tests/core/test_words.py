@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from skillshelf.core.words import _CJK, count_words, split_words
+from skillshelf.core.words import _CJK, count_cjk_characters, count_words, split_words
 
 
 def test_latin_words_are_case_folded_and_split_on_punctuation() -> None:
@@ -84,3 +84,10 @@ def test_full_width_latin_and_digits_match_their_ascii_forms() -> None:
         "2024",
         "年",
     ]
+
+
+def test_count_cjk_characters_counts_han_kana_and_hangul_but_not_punctuation_or_latin() -> None:
+    assert count_cjk_characters("会议纪要，PDF。") == 4
+    assert count_cjk_characters("カタカナとひらがな") == 9
+    assert count_cjk_characters("한국어 text") == 3
+    assert count_cjk_characters("plain ASCII, café") == 0

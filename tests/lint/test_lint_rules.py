@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+import os
 import random
 from pathlib import Path
 
@@ -19,10 +20,11 @@ from skillshelf.lint import (
 )
 from skillshelf.lint._similar import (
     MIN_SIMILAR_NAME_LENGTH,
+    description_clusters,
     description_tokens,
     one_edit_apart,
     similar_descriptions,
-    similar_names,
+    similar_name_groups,
 )
 from skillshelf.repository import Repository
 from skillshelf.testing import make_skill
@@ -305,6 +307,28 @@ def test_link_through_a_symlink_leading_out_is_outside(tmp_path: Path) -> None:
     assert codes(lint_dir(tmp_path / "root")) == ["link.outside"]
 
 
+def test_a_linked_document_that_is_a_link_inside_the_skill_is_read_at_its_target(
+    tmp_path: Path,
+) -> None:
+    skill = make_skill(
+        tmp_path,
+        "linking-docs",
+        GOOD,
+        body="Read [the guide](guide.md) and [the folder](refs).\n",
+        files={"references/real.md": "# Real\n\nSee [gone](gone.md).\n"},
+    )
+    (skill / "guide.md").symlink_to("references/real.md")
+    (skill / "refs").symlink_to("references")  # a folder: linked, never read as a document
+    found = [(f.code, f.path, f.message.split("'")[1]) for f in lint_dir(tmp_path).findings]
+    assert found == [("link.broken", str(skill / "guide.md"), "gone.md")]
+
+
+def test_a_linked_fifo_is_listed_but_never_opened(tmp_path: Path) -> None:
+    skill = make_skill(tmp_path, "linking-docs", GOOD, body="Read [the notes](notes.md).\n")
+    os.mkfifo(skill / "notes.md")  # opening it to read would wait for a writer forever
+    assert codes(lint_dir(tmp_path)) == []
+
+
 def test_links_in_a_reference_resolve_from_its_folder_and_nesting_is_reported(
     tmp_path: Path,
 ) -> None:
@@ -555,18 +579,57 @@ def test_description_join_equals_all_pairs(threshold: float) -> None:
     assert {(p.first, p.second) for p in pairs} == expected
 
 
-def test_name_join_equals_all_pairs() -> None:
-    rng = random.Random(7)
-    names = sorted({"".join(rng.choices("ab-", k=rng.randint(3, 12))) for _ in range(500)})
-    expected = {
-        (i, j)
-        for i, j in itertools.combinations(range(len(names)), 2)
-        if min(len(names[i]), len(names[j])) >= MIN_SIMILAR_NAME_LENGTH
-        and one_edit_apart(names[i], names[j])
-    }
-    pairs, exhausted = similar_names(names, budget=10**9)
-    assert not exhausted
-    assert expected and {(p.first, p.second) for p in pairs} == expected
+def _groups_of_all_pairs(names: list[str]) -> set[frozenset[int]]:
+    parent = list(range(len(names)))
+
+    def root(i: int) -> int:
+        while parent[i] != i:
+            i = parent[i]
+        return i
+
+    linked: set[int] = set()
+    for i, j in itertools.combinations(range(len(names)), 2):
+        if min(len(names[i]), len(names[j])) >= MIN_SIMILAR_NAME_LENGTH and one_edit_apart(
+            names[i], names[j]
+        ):
+            linked.update((i, j))
+            parent[root(i)] = root(j)
+    groups: dict[int, set[int]] = {}
+    for i in linked:
+        groups.setdefault(root(i), set()).add(i)
+    return {frozenset(g) for g in groups.values()}
+
+
+@pytest.mark.parametrize("seed", [7, 8, 9])
+def test_name_groups_equal_the_groups_of_every_pair_one_edit_apart(seed: int) -> None:
+    rng = random.Random(seed)
+    names = ["".join(rng.choices("ab-", k=rng.randint(3, 12))) for _ in range(500)]
+    names += rng.sample(names, 20)  # repeated names: never linked to themselves
+    expected = _groups_of_all_pairs(names)
+    groups = similar_name_groups(names)
+    assert expected and {frozenset(g) for g in groups} == expected
+    assert groups == sorted(groups) and all(g == sorted(g) for g in groups)
+
+
+@pytest.mark.parametrize(
+    ("names", "groups"),
+    [
+        (["pdf-tool", "pdf-otol"], []),  # a swap of two letters is two edits
+        (["csv-report", "csv-report"], []),  # the same name twice is no look-alike
+        (["csv-report", "csv-reports", "csv-report"], [[0, 1, 2]]),
+        (["abcde", "abcdef", "abcdefg"], [[0, 1, 2]]),  # a chain of insertions
+        (["abcd", "abcde"], []),  # too short to compare
+        (["gmail-automation", "slack-automation"], []),
+    ],
+)
+def test_name_groups_link_only_single_edits(names: list[str], groups: list[list[int]]) -> None:
+    assert similar_name_groups(names) == groups
+
+
+def test_ten_thousand_numbered_names_are_one_group() -> None:
+    names = [f"skill-{i:05d}" for i in range(10_000)]
+    [group] = similar_name_groups(names)
+    assert group == list(range(10_000))
 
 
 @pytest.mark.parametrize(
@@ -582,3 +645,66 @@ def test_name_join_equals_all_pairs() -> None:
 def test_one_edit_apart(a: str, b: str, apart: bool) -> None:
     assert one_edit_apart(a, b) is apart
     assert one_edit_apart(b, a) is apart
+
+
+# -- near-duplicate groups are those of comparing each record with every earlier leader -------
+
+
+def _leader_groups(texts: list[str], threshold: float) -> list[tuple[tuple[int, ...], float]]:
+    """Leader clustering by brute force: each record against every leader before it."""
+    sets = [description_tokens(t) for t in texts]
+    floor = threshold - 1e-9
+    groups: dict[int, list[tuple[int, float]]] = {}
+    for i in sorted(range(len(sets)), key=lambda r: (len(sets[r]), r)):
+        best, best_score = -1, 0.0
+        for j in groups:
+            if not sets[i] or len(sets[j]) < floor * len(sets[i]):
+                continue
+            common = len(sets[j] & sets[i])
+            score = common / (len(sets[j]) + len(sets[i]) - common)
+            if score >= floor and (score, -j) > (best_score, -best):
+                best, best_score = j, score
+        if best >= 0:
+            groups[best].append((i, best_score))
+        else:
+            groups[i] = [(i, 1.0)]
+    found = [
+        (tuple(sorted(i for i, _ in g)), min(score for _, score in g))
+        for g in groups.values()
+        if len(g) > 1
+    ]
+    return sorted(found)
+
+
+def _families(rng: random.Random, vocabulary: int, count: int) -> list[str]:
+    """Short and long texts over a small vocabulary, with edited copies of some of them."""
+    words = [f"word{i}" for i in range(vocabulary)]
+    texts = [" ".join(rng.choices(words, k=rng.randint(0, 40))) for _ in range(count)]
+    for _ in range(count // 3):
+        copy = rng.choice(texts).split()
+        for _ in range(rng.randint(0, 4)):
+            if copy:
+                copy[rng.randrange(len(copy))] = rng.choice(words)
+        texts.append(" ".join(copy))
+    return texts
+
+
+@pytest.mark.parametrize("threshold", [0.3, 0.5, 0.6, 0.8, 1.0])
+@pytest.mark.parametrize("vocabulary", [12, 60, 400])
+def test_description_groups_equal_comparing_every_leader(threshold: float, vocabulary: int) -> None:
+    texts = _families(random.Random(vocabulary * threshold), vocabulary, 300)
+    clusters, exhausted = description_clusters(texts, threshold=threshold, budget=10**9)
+    assert not exhausted
+    assert [(c.members, c.score) for c in clusters] == _leader_groups(texts, threshold)
+
+
+def test_a_small_vocabulary_catalog_is_grouped_within_the_default_budget() -> None:
+    # 3,000 descriptions of ~28 content words from 234: every pair shares a few words, so a
+    # filter needing 3 shared rare words leaves millions of candidates (the budget ran out).
+    rng = random.Random(1)
+    words = [f"word{i}" for i in range(234)]
+    texts = [" ".join(rng.sample(words, 28)) for _ in range(3000)]
+    texts.append(texts[5].replace(texts[5].split()[0], "word999"))
+    clusters, exhausted = description_clusters(texts, threshold=0.6)
+    assert not exhausted
+    assert [c.members for c in clusters] == [(5, 3000)]

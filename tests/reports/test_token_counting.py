@@ -17,6 +17,7 @@ from skillshelf.reports.tokens import BACKEND_ENV, EncodingName, get_counter
 
 ENCODINGS: list[EncodingName] = ["o200k_base", "cl100k_base"]
 EXACT_BACKENDS = ["tiktoken", "bpe_openai"]
+CHINESE = Path(__file__).resolve().parents[2] / "examples" / "skills-zh"
 CL100K_URL = "https://openaipublic.blob.core.windows.net/encodings/cl100k_base.tiktoken"
 CL100K_SHA256 = "223921b76ee99bde995b7ff738513eef100fb51d18c93597a113bcffe865b2a7"
 
@@ -199,6 +200,17 @@ def test_the_estimate_lands_near_the_exact_count_on_corpus_skills(encoding: Enco
     assert abs(total_estimate - total_exact) / total_exact < 0.15
 
 
+@pytest.mark.parametrize("encoding", ENCODINGS)
+def test_the_estimate_counts_chinese_skills_near_the_exact_count(encoding: EncodingName) -> None:
+    exact = get_counter(encoding, backend="tiktoken")
+    estimate = get_counter(encoding, backend="estimate")
+    texts = [p.read_text(encoding="utf-8") for p in sorted(CHINESE.glob("*/SKILL.md"))]
+    assert texts
+
+    for text in texts:  # each within 10%; about half the exact count before CJK was weighed
+        assert abs(estimate.count(text) - exact.count(text)) / exact.count(text) < 0.10
+
+
 def test_counters_are_built_once_per_process() -> None:
     assert get_counter("o200k_base", backend="bpe_openai") is get_counter(
         "o200k_base", backend="bpe_openai"
@@ -238,3 +250,127 @@ def test_count_many_gives_each_texts_own_count_and_encodes_repeats_once(backend:
 
     assert spy.count_many(texts) == [counter.count(t) for t in texts]
     assert sorted(seen) == sorted({t for t in texts if t})
+
+
+# Characters that decide where o200k_base and cl100k_base pieces end: newlines, other
+# whitespace (Unicode too), '/', apostrophes, punctuation, digits, CJK, combining marks.
+_TRICKY = [*"ab Z9/'.:-<>#\n\r\t", "\n\n", "//", "\n/", " \n", "'s", "\u3000", "会", "議", "한"]
+_TRICKY += ["\u0301", "é", "\x85", "\u2028", "\x1c", "\xa0", "😀"]
+
+
+@pytest.mark.parametrize("encoding", ENCODINGS)
+def test_a_token_safe_cut_never_changes_the_count_of_random_texts(encoding: EncodingName) -> None:
+    import random
+
+    counter = get_counter(encoding, backend="tiktoken")
+    rng = random.Random(17)
+    checked = 0
+    for _ in range(20_000):
+        left = "".join(rng.choices(_TRICKY, k=rng.randint(1, 10)))
+        right = "".join(rng.choices(_TRICKY, k=rng.randint(1, 10)))
+        if tokens.token_safe_cuts(left, right):
+            checked += 1
+            assert counter.count(left + right) == counter.count(left) + counter.count(right), (
+                left,
+                right,
+            )
+
+    assert checked > 500
+
+
+def test_cuts_before_whitespace_or_a_slash_or_after_no_newline_are_not_safe() -> None:
+    assert tokens.token_safe_cuts("a\n", "b")
+    assert tokens.token_safe_cuts("a\n", "<b>")
+    assert not tokens.token_safe_cuts("a\n", "\nb")
+    assert not tokens.token_safe_cuts("a\n", " b")
+    assert not tokens.token_safe_cuts("a\n", "\u3000b")
+    assert not tokens.token_safe_cuts("a.\n", "/b")
+    assert not tokens.token_safe_cuts("a", "b")
+    assert not tokens.token_safe_cuts("a\n", "")
+
+
+def test_split_at_safe_cuts_rejoins_to_the_text_and_keeps_the_middle_of_a_quoted_text() -> None:
+    body = "\n# Title\n\nSome text.\n- a list\n  indented\n\nLast line.\n"
+    head, middle, tail = tokens.split_at_safe_cuts(body)
+
+    assert head + middle + tail == body
+    assert (head, tail) == ("\n", "Last line.\n")
+    assert f'<skill_content name="x">\n{body.strip()}\n</skill_content>'.count(middle) == 1
+    assert tokens.split_at_safe_cuts("no newline at all") == ("no newline at all", "", "")
+    assert tokens.split_at_safe_cuts("one\ncut") == ("one\ncut", "", "")
+
+
+def _corpus_texts() -> list[str]:
+    paths = sorted(ANTHROPIC.glob("*/SKILL.md")) + sorted(ANTHROPIC.glob("*/reference*.md"))
+    return [p.read_text(encoding="utf-8") for p in paths]
+
+
+@pytest.mark.parametrize("encoding", ENCODINGS)
+@pytest.mark.parametrize("backend", EXACT_BACKENDS)
+def test_texts_given_as_parts_count_exactly_as_the_joined_text(
+    encoding: EncodingName, backend: Any
+) -> None:
+    counter = get_counter(encoding, backend=backend)
+    texts = _corpus_texts()
+    as_parts = [tokens.split_at_safe_cuts(t) for t in texts]
+    # Parts cut anywhere (between words, inside a line) must be joined again, not summed.
+    blind = [(t[: len(t) // 3], t[len(t) // 3 : len(t) // 2], t[len(t) // 2 :]) for t in texts]
+
+    assert counter.count_many(as_parts) == [counter.count(t) for t in texts]
+    assert counter.count_many(blind) == [counter.count(t) for t in texts]
+
+
+def test_the_estimate_counts_parts_as_their_joined_text() -> None:
+    counter = get_counter("o200k_base", backend="estimate")
+    text = "A line.\nAnother line of text.\n"
+
+    assert counter.count_many([("A line.\n", "Another line of text.\n")]) == [counter.count(text)]
+
+
+def _encoded(counter: tokens.TokenCounter) -> tuple[tokens.TokenCounter, list[str]]:
+    seen: list[str] = []
+
+    def one(text: str) -> int:
+        seen.append(text)
+        return counter.counter(text)
+
+    return dataclasses.replace(counter, counter=one, batch=None), seen
+
+
+def test_a_count_cache_answers_a_second_run_without_encoding(tmp_path: Path) -> None:
+    counter, seen = _encoded(get_counter("o200k_base", backend="tiktoken"))
+    texts = _corpus_texts()[:6]
+    expected = [counter.count(t) for t in texts]
+    first = tokens.CountCache(tmp_path)
+    assert counter.count_many(texts, cache=first) == expected
+    first.save()
+    seen.clear()
+
+    assert counter.count_many(texts, cache=tokens.CountCache(tmp_path)) == expected
+    assert seen == []
+
+
+def test_a_count_cache_is_per_encoding_and_encodes_only_new_texts(tmp_path: Path) -> None:
+    o200k, seen = _encoded(get_counter("o200k_base", backend="tiktoken"))
+    cl100k = get_counter("cl100k_base", backend="tiktoken")
+    cache = tokens.CountCache(tmp_path)
+    o200k.count_many(["old text"], cache=cache)
+    cache.save()
+    seen.clear()
+    reopened = tokens.CountCache(tmp_path)
+
+    assert o200k.count_many(["old text", "new text"], cache=reopened) == [2, 2]
+    assert seen == ["new text"]
+    assert cl100k.count_many(["old text"], cache=reopened) == [cl100k.count("old text")]
+
+
+def test_a_corrupt_or_unwritable_count_cache_is_only_a_miss(tmp_path: Path) -> None:
+    counter = get_counter("o200k_base", backend="tiktoken")
+    (tmp_path / "tokens-o200k_base.bin").write_bytes(b"not marshal data")
+    blocked = tmp_path / "a-file"
+    blocked.write_text("a file where the cache folder would be")
+
+    assert counter.count_many(["hello world"], cache=tokens.CountCache(tmp_path)) == [2]
+    unwritable = tokens.CountCache(blocked / "cache")
+    assert counter.count_many(["hello world"], cache=unwritable) == [2]
+    unwritable.save()  # logged and ignored

@@ -210,3 +210,47 @@ def test_progress_is_reported_once_per_skill_in_order(repo: Repository) -> None:
     seen: list[str] = []
     report_for_repository(repo, counter=words(), on_skill=seen.append)
     assert seen == [s.name for s in repo.skills]
+
+
+def _plain_report_numbers(
+    texts: list[SkillTexts], counter: TokenCounter, budget_chars: int
+) -> tuple[list[tuple[int, int, int, int]], int, int]:
+    """What the report must say, each text counted alone with ``counter.count``."""
+    entries = [t.entry for t in texts if t.model_invocable]
+    head, tail = "<available_skills>\n", "</available_skills>"
+    assert render_catalog([], format="xml") == head + tail
+    rows = []
+    for t in sorted(texts, key=lambda t: t.name):
+        alone = render_catalog([t.entry], format="xml") if t.model_invocable else ""
+        added = counter.count(alone.removeprefix(head).removesuffix(tail))
+        docs = sum(counter.count(text) for _, text in t.docs)
+        rows.append((added, counter.count(t.body), counter.count(t.on_load), docs))
+    budgeted = render_catalog(entries, format="xml", budget_chars=budget_chars)
+    return rows, counter.count(budgeted), counter.count(render_catalog(entries, format="xml"))
+
+
+@pytest.mark.parametrize("encoding", ["o200k_base", "cl100k_base"])
+def test_batched_and_cached_counts_equal_plain_per_text_counts_on_corpus_skills(
+    encoding: str, tmp_path: Path
+) -> None:
+    repo = Repository([ANTHROPIC], cache_dir=False)
+    texts = gather_skill_texts(repo.skills)
+    counter = get_counter(encoding, backend="tiktoken")  # type: ignore[arg-type]
+    rows, budgeted, unbudgeted = _plain_report_numbers(texts, counter, 4_000)
+
+    for cache in (None, tmp_path, tmp_path):  # no cache, a cold one, then the warm one
+        report = report_for_repository(repo, counter=counter, budget_chars=4_000, cache_dir=cache)
+        assert [(s.catalog_entry, s.body, s.on_load, s.docs) for s in report.skills] == rows
+        assert (report.budget.tokens, report.budget.tokens_unbudgeted) == (budgeted, unbudgeted)
+    assert list(tmp_path.glob("tokens-*.bin"))
+
+
+def test_a_document_reached_through_an_in_skill_link_is_read_whole(tmp_path: Path) -> None:
+    skills = tmp_path / "skills"
+    guide = "# Guide\n\n" + "a line of the guide\n" * 500
+    make_skill(skills, "linked", "Has a linked doc. Use when linked.", files={"real.md": guide})
+    (skills / "linked" / "alias.md").symlink_to("real.md")
+
+    (texts,) = gather_skill_texts(Repository([skills], cache_dir=False).skills)
+
+    assert dict(texts.docs) == {"alias.md": guide, "real.md": guide}

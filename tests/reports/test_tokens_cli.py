@@ -217,3 +217,17 @@ def test_the_installed_command_runs_in_a_subprocess(tmp_path: Path) -> None:
     assert "\nratio everything/progressive\t" in done.stdout
     assert "\ncache share system\t" in done.stdout
     assert "\x1b[" not in done.stdout  # piped: no terminal styling
+
+
+def test_exact_counts_are_kept_in_the_cache_folder_unless_no_cache(
+    root: Path, tmp_path: Path
+) -> None:
+    cache = tmp_path / "index-cache"  # $SKILLSHELF_CACHE_DIR (the isolated fixture)
+    first = invoke("--root", root, "--json", "--no-cache")
+    assert not list(cache.glob("tokens-*.bin"))
+
+    second = invoke("--root", root, "--json")
+    third = invoke("--root", root, "--json")
+
+    assert [p.name for p in cache.glob("tokens-*.bin")] == ["tokens-o200k_base.bin"]
+    assert json.loads(first.output) == json.loads(second.output) == json.loads(third.output)

@@ -21,6 +21,7 @@ from skillshelf.stores.memory import MemoryStore
 from skillshelf.testing import make_skill
 from skillshelf.tools.skill_tools import (
     FATAL_INTERNAL_MESSAGE,
+    LIST_CHARS,
     DeclaredLoadError,
     SchemaFormat,
     SkillTools,
@@ -153,6 +154,24 @@ def test_list_shows_versions_tags_and_user_slash_commands(tools: SkillTools) -> 
     assert [s["name"] for s in result.data["skills"]] == ["alpha", "beta", "gamma", "secret"]
     assert result.data["skills"][0]["version"] == "2.1"
     assert result.data["skills"][0]["tags"] == ["csv", "reports"]
+
+
+def test_list_of_a_large_repository_stops_at_its_cap_and_points_to_search(
+    tmp_path: Path,
+) -> None:
+    root = tmp_path / "many"
+    root.mkdir()
+    for i in range(400):
+        make_skill(root, f"skill-{i:04d}", f"Skill {i} does a task. " + "word " * 60)
+    result = _ok(SkillTools(Repository([root], cache_dir=False)).call("skill_list"))
+    assert LIST_CHARS - 300 < len(result.content) <= LIST_CHARS + 300
+    shown = [line for line in result.content.splitlines() if line.startswith("- skill-")]
+    assert 100 < len(shown) < 400
+    assert f"{400 - len(shown)} more skills not shown (400 in all)" in result.content
+    assert "skill_search" in result.content.splitlines()[-1]
+    assert result.data is not None
+    assert result.data["total"] == 400 and result.data["truncated"] is True
+    assert [row["name"] for row in result.data["skills"]] == [line[2:12] for line in shown]
 
 
 def test_list_of_an_empty_repository_says_so(tmp_path: Path) -> None:

@@ -8,6 +8,7 @@ removed, hidden or reserved for the user is refused and gone from every list.
 
 from __future__ import annotations
 
+import os
 import queue
 import shutil
 import time
@@ -112,6 +113,8 @@ def test_a_skill_reserved_for_the_user_by_an_edit_leaves_the_enum(root: Path) ->
     assert tools.call("skill_list").data == {
         "skills": [*_rows(repo, "alpha", "beta"), *_rows(repo, "gamma")],
         "commands": ["/alpha", "/beta", "/gamma"],
+        "total": 3,
+        "truncated": False,
     }
 
 
@@ -169,3 +172,130 @@ def test_a_skill_the_watcher_adds_is_offered_and_loads(root: Path) -> None:
             seen.get(timeout=max(0.01, deadline - time.monotonic()))
     assert "delta" in _enum(tools)
     assert tools.call("skill_load", {"skill": "delta"}).status == "ok"
+
+
+# -- skill folders' walks (skills.walk_cache): kept while unchanged, renewed by a refresh ----
+
+_PAST_NS = time.time_ns() - 3600 * 1_000_000_000
+
+
+def _age(directory: Path) -> None:
+    """Every time under ``directory`` an hour back, so its walks are kept between calls."""
+    for folder, dirs, files in os.walk(directory, topdown=False):
+        for name in [*files, *dirs]:
+            os.utime(os.path.join(folder, name), ns=(_PAST_NS, _PAST_NS), follow_symlinks=False)
+        os.utime(folder, ns=(_PAST_NS, _PAST_NS))
+
+
+@pytest.fixture
+def aged(tmp_path: Path) -> Path:
+    skills = tmp_path / "aged"
+    make_skill(
+        skills,
+        "alpha",
+        "Alpha handles alpha reports. Use for alpha.",
+        body="# Alpha\n\nRead [the guide](references/guide.md).\n",
+        files={"references/guide.md": "guide"},
+    )
+    _age(skills)
+    return skills
+
+
+def _resources(tools: SkillTools, session: str) -> str:
+    fresh = SkillTools(tools.repo, store=tools.store, session_id=session)
+    result = fresh.call("skill_load", {"skill": "alpha"})
+    assert result.status == "ok", result.content
+    return result.content.split("<skill_resources>")[1]
+
+
+def test_a_document_edited_shows_its_new_size_in_the_next_load(aged: Path) -> None:
+    tools = SkillTools(Repository([aged], cache_dir=False))
+    assert "guide.md (5 B)" in _resources(tools, "one")
+    assert "guide.md (5 B)" in _resources(tools, "two")
+    (aged / "alpha" / "references" / "guide.md").write_text("x" * 1500)
+    assert "guide.md (1.5 KB)" in _resources(tools, "three")
+
+
+def test_a_file_added_is_in_the_next_load_and_doc_list(aged: Path) -> None:
+    tools = SkillTools(Repository([aged], cache_dir=False))
+    assert "extra.md" not in _resources(tools, "one")
+    assert tools.call("skill_list_docs", {"skill": "alpha"}).data == {
+        "skill": "alpha",
+        "docs": ["references/guide.md"],
+    }
+    (aged / "alpha" / "references" / "extra.md").write_text("more")
+    assert "extra.md (4 B)" in _resources(tools, "two")
+    docs: Any = tools.call("skill_list_docs", {"skill": "alpha"}).data
+    assert docs["docs"] == ["references/extra.md", "references/guide.md"]
+
+
+def test_a_linked_file_removed_is_reported_missing_by_the_next_load(aged: Path) -> None:
+    tools = SkillTools(Repository([aged], cache_dir=False))
+    assert "not in the skill" not in _resources(tools, "one")
+    (aged / "alpha" / "references" / "guide.md").unlink()
+    fresh = SkillTools(tools.repo, store=tools.store, session_id="two")
+    content = fresh.call("skill_load", {"skill": "alpha"}).content
+    assert "links to files that are not in the skill: references/guide.md" in content
+
+
+def test_an_edited_skill_md_is_read_afresh_while_the_tree_is_kept(aged: Path) -> None:
+    repo = Repository([aged], cache_dir=False)
+    tools = SkillTools(repo)
+    assert "Read [the guide]" in tools.call("skill_load", {"skill": "alpha"}).content
+    make_skill(aged, "alpha", "Alpha handles alpha reports.", body="# Alpha v2\n\nNew steps.\n")
+    # No refresh: the body comes from disk at every load, and the tree shows its new size.
+    again = SkillTools(repo, session_id="other").call("skill_load", {"skill": "alpha"})
+    assert "New steps." in again.content
+    size = (aged / "alpha" / "SKILL.md").stat().st_size
+    assert f"SKILL.md ({size} B)" in again.content
+
+
+def test_a_refresh_walks_the_skill_folders_again(
+    aged: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from skillshelf.skills import walk_cache
+    from skillshelf.skills.walk import SkillWalk, walk_skill
+
+    walked: list[str] = []
+
+    def counting(directory: str) -> SkillWalk:
+        walked.append(directory)
+        return walk_skill(directory)
+
+    monkeypatch.setattr(walk_cache, "walk_skill", counting)
+    repo = Repository([aged], cache_dir=False)
+    tools = SkillTools(repo)
+    _resources(tools, "one")
+    _resources(tools, "two")
+    assert len(walked) == 1
+    repo.refresh()
+    _resources(tools, "three")
+    assert len(walked) == 2
+
+
+def test_a_file_the_watcher_sees_added_is_in_the_next_load(aged: Path) -> None:
+    pytest.importorskip("watchfiles")
+    from skillshelf.repository.watch import Watcher
+
+    repo = Repository([aged], cache_dir=False)
+    tools = SkillTools(repo)
+    assert "extra.md" not in _resources(tools, "one")
+    version = repo.version
+    seen: queue.Queue[Changes] = queue.Queue()
+    with Watcher(repo, on_change=seen.put):
+        (aged / "alpha" / "references" / "extra.md").write_text("more")
+        seen.get(timeout=EVENT_WAIT_S)  # the watcher's refresh
+    assert repo.version != version
+    assert "extra.md (4 B)" in _resources(tools, "two")
+
+
+def test_skill_list_is_kept_per_scan_and_renewed_by_a_refresh(root: Path) -> None:
+    repo = Repository([root], cache_dir=False)
+    tools = SkillTools(repo)
+    first: Any = tools.call("skill_list").data
+    second: Any = tools.call("skill_list").data
+    assert second["skills"] is first["skills"]  # no copy of every row per call
+    make_skill(root, "delta", "Delta handles delta reports. Use for delta.")
+    repo.refresh()
+    assert "delta" in _listed(tools)
+    assert first["skills"] == _rows(repo, "alpha", "beta", "gamma")

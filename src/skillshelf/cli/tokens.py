@@ -81,14 +81,19 @@ def tokens(
 
     Compares progressive disclosure (only the catalog up front, within the agent's budget)
     with injecting every body and document, and shows what the budget did to the catalog.
-    NAMEs limit the rows shown; the totals always cover every skill.
+    NAMEs limit the rows shown; the totals always cover every skill. Exact counts are kept
+    in the cache folder ($SKILLSHELF_CACHE_DIR), so unchanged text is not encoded again
+    (--no-cache: neither read nor written).
     """
     from skillshelf.agent.config import DEFAULT_CATALOG_BUDGET
     from skillshelf.reports.tokenreport import report_for_repository
     from skillshelf.reports.tokens import get_counter
+    from skillshelf.skills.index_cache import default_cache_dir
 
     if cache_skill is not None and not cache:
         raise click.UsageError("--skill chooses the skill of the --cache loop; add --cache")
+    # --no-cache also turns off the count cache, kept beside the index cache.
+    cache_dir = None if kwargs["no_cache"] else default_cache_dir()
     repo = repo_from(kwargs)
     budget = DEFAULT_CATALOG_BUDGET if budget_chars is None else budget_chars
     counter = get_counter(encoding)  # type: ignore[arg-type]  # click.Choice checked it
@@ -102,6 +107,7 @@ def tokens(
                 budget_chars=budget,
                 counter=counter,
                 on_skill=advance,
+                cache_dir=cache_dir,
             )
         cached = _cache(repo, cache_skill) if cache else None
     # The --cache loop refuses a skill without documents (UsageError): the subject failed, so

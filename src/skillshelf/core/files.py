@@ -6,7 +6,7 @@ render it, so the text a model sees is decided here, without a filesystem.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from skillshelf.core.markup import neutralize_tags, one_line
 from skillshelf.errors import UsageError
@@ -69,12 +69,22 @@ class FileTree:
     entries: tuple[TreeEntry, ...]
     omitted: int
     omitted_is_lower_bound: bool = False
+    # The rendered text, kept once made: a tree kept across calls (skills.walk_cache) is
+    # rendered into every skill_load result.
+    _text: str | None = field(default=None, init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "entries", tuple(sorted(self.entries, key=tree_order)))
 
     def render(self) -> str:
         """Return an indented tree, one entry a line, ending with a note on what was left out."""
+        text = self._text
+        if text is None:
+            text = self._render()
+            object.__setattr__(self, "_text", text)
+        return text
+
+    def _render(self) -> str:
         lines = [_render_entry(entry) for entry in self.entries]
         if self.omitted:
             count = ("at least " if self.omitted_is_lower_bound else "") + f"{self.omitted:,}"

@@ -16,17 +16,18 @@ Equal scores are ordered by name, whatever the input order.
 
 from __future__ import annotations
 
-import bisect
 import difflib
 import functools
 import heapq
 import math
+import typing
 from collections import Counter, defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass
-from itertools import accumulate, compress, filterfalse, repeat
+from itertools import compress, filterfalse
 from typing import Protocol
 
+from skillshelf.core.postings import PROBE, TIER_STEP, DocLists, NameGrams, Postings, Ranked, top_k
 from skillshelf.core.words import split_words
 from skillshelf.errors import UsageError
 
@@ -43,9 +44,6 @@ _MAX_QUERY_WORDS = 64
 # CJK text has no spaces to cut at: a pasted page is one "word" until it is split. No query
 # needs more characters than this for 64 words, so longer ones are cut before splitting.
 _MAX_QUERY_CHARS = 4096
-# BM25 per query term is below idf * (k1 + 1) (< 50 even for a billion skills), times at most
-# 64 terms: a tier step of a million can never be bridged by BM25.
-_TIER_STEP = 1_000_000.0
 
 # closest_names: difflib ratio plus a bonus, kept when at least _MIN_SIMILARITY.
 _PREFIX_BONUS, _SUBSTRING_BONUS, _MIN_SIMILARITY = 0.3, 0.2, 0.6
@@ -134,6 +132,11 @@ def _stems(words: list[str]) -> list[str]:
 class SearchIndex:
     """An immutable index over skills, built once and searched many times.
 
+    A search costs time in proportion to the postings it reads, not to how many skills match:
+    each word's postings are kept in impact order, and the best ``limit`` skills are picked
+    by a threshold algorithm that stops once no unread skill can reach them. The result is
+    exactly the exhaustive ranking's (same skills, scores and order).
+
     Args:
         items: The skills to index (anything with name, description, triggers and tags).
     """
@@ -141,36 +144,36 @@ class SearchIndex:
     def __init__(self, items: Iterable[Searchable]) -> None:
         # Sorted, doc numbers follow names: scores, and so result order, ignore input order.
         self._items = sorted(items, key=lambda i: (i.name, i.description, i.triggers, i.tags))
-        self._by_name: dict[str, list[int]] = defaultdict(list)
-        self._by_trigger: dict[str, list[int]] = defaultdict(list)
-        self._description_index: dict[str, list[int]] = defaultdict(list)
+        tables: _Tables = (defaultdict(list), defaultdict(list), defaultdict(list))
         # Each description's words joined by _SEP, for whole-word phrase checks in any script.
         self._descriptions: list[str] = []
         self._name_keys: list[str] = []
-        fields = [self._index_item(doc, item) for doc, item in enumerate(self._items)]
-        for table in (self._by_name, self._by_trigger):
+        fields = [self._index_item(doc, item, tables) for doc, item in enumerate(self._items)]
+        by_name, by_trigger, by_word = tables
+        for table in (by_name, by_trigger):
             table.pop("", None)  # all punctuation or stop words: matches nothing
-        self._name_spans = {key.count("-") + 1 for key in self._by_name}
-        self._trigger_spans = {key.count("-") + 1 for key in self._by_trigger}
-        # One string of all names, so "name contains" is a C-speed str.find, not a Python loop.
-        self._joined_names = "\n".join(self._name_keys)
-        self._name_starts = list(accumulate((len(k) + 1 for k in self._name_keys), initial=0))
-        self._postings = _bm25f_postings(fields)
+        self._name_spans = {key.count("-") + 1 for key in by_name}
+        self._trigger_spans = {key.count("-") + 1 for key in by_trigger}
+        self._by_name, self._by_trigger = DocLists(by_name), DocLists(by_trigger)
+        self._description_index = DocLists(by_word)
+        self._names = NameGrams(self._name_keys)
+        self._postings = Postings(_bm25f_postings(fields))
 
-    def _index_item(self, doc: int, item: Searchable) -> _Fields:
+    def _index_item(self, doc: int, item: Searchable, tables: _Tables) -> _Fields:
         """Index ``item``'s exact-match keys; return its BM25F term counts per field."""
+        by_name, by_trigger, by_word = tables
         name_words = split_words(item.name)
         self._name_keys.append("-".join(name_words))
-        self._by_name[self._name_keys[-1]].append(doc)
+        by_name[self._name_keys[-1]].append(doc)
         description_words = split_words(item.description)
         self._descriptions.append(_SEP + _SEP.join(description_words) + _SEP)
         for word in set(description_words):
-            self._description_index[word].append(doc)
+            by_word[word].append(doc)
         triggers: list[str] = []
         for trigger in item.triggers:
             trigger_words = split_words(trigger)
             if trigger_tokens := _stems(trigger_words):  # "how to" alone would match anything
-                self._by_trigger["-".join(trigger_words)].append(doc)
+                by_trigger["-".join(trigger_words)].append(doc)
                 triggers += trigger_tokens
         tags = {token for tag in item.tags for token in _stems(split_words(tag))}
         return _Fields(
@@ -183,12 +186,18 @@ class SearchIndex:
     def __len__(self) -> int:
         return len(self._items)
 
-    def search(self, query: str, *, limit: int = 10) -> list[SearchHit]:
+    def search(self, query: str, *, limit: int = 10, exhaustive: bool = False) -> list[SearchHit]:
         """Rank the indexed skills against ``query``, best first.
 
         Only skills that match somehow are returned; an empty or whitespace query matches none.
         Queries longer than 64 words (a CJK bigram counts as a word) are cut to their
         first 64.
+
+        Args:
+            query: Free text, in any script.
+            limit: How many hits at most.
+            exhaustive: Score every matching skill instead of stopping early (the reference
+                the fast path is tested against; the results are the same).
 
         Raises:
             UsageError: ``limit`` is below 1.
@@ -198,78 +207,103 @@ class SearchIndex:
         query = " ".join(query.split()[:_MAX_QUERY_WORDS])[:_MAX_QUERY_CHARS]
         words = split_words(query)[:_MAX_QUERY_WORDS]
         tokens = list(dict.fromkeys(_stems(words)))
-        scores = self._bm25(tokens)
-        reasons: dict[int, str] = {}
-        for docs, tier, reason in (  # strongest first; a larger tier outranks a smaller one
-            (self._by_name.get("-".join(words), ()), 4, "exact name"),
-            (_window_matches(words, self._by_trigger, self._trigger_spans), 3, "trigger phrase"),
-            (self._name_contains(words), 2, "name contains"),
-            (self._description_phrase(words, tokens), 1, "description"),
-        ):
-            # Each doc keeps its first (strongest) tier. map/zip: no Python-level loop.
-            fresh = set(docs).difference(reasons)
-            reasons.update(dict.fromkeys(fresh, reason))
-            bonus = map((tier * _TIER_STEP).__add__, map(scores.get, fresh, repeat(0.0)))
-            scores.update(zip(fresh, bonus, strict=True))
+        postings = self._postings
+        # Summing order depends only on the query and the corpus (longest postings first,
+        # then query order), so every path and every build gives the same floats.
+        terms = [postings.ids[token] for token in tokens if token in postings.ids]
+        terms.sort(key=postings.length, reverse=True)
+        ranked = None
+        # The exhaustive path costs about one unit a posting of the query's terms; the
+        # threshold algorithm gets that budget, scoring a skill costs PROBE units a term.
+        budget = max(sum(map(postings.length, terms)), PROBE * _EAGER_TIER_DOCS)
+        if not exhaustive and (tiers := self._tiers(words, tokens, cap=budget)):
+            doc_tiers, phrase = tiers
+            ranked = top_k(postings, terms, doc_tiers, phrase, self._descriptions, limit, budget)
+        if ranked is None:  # a feature that rules out stopping early: score every match
+            ranked = self._exhaustive(terms, self._tiers(words, tokens, cap=None), limit)
         items = self._items
         return [
-            SearchHit(items[d].name, scores[d], items[d].description, reasons.get(d, "bm25"))
-            for d in _best(scores, limit)
+            SearchHit(items[doc].name, score, items[doc].description, _REASONS[tier])
+            for doc, score, tier in ranked
         ]
 
-    def _bm25(self, tokens: list[str]) -> dict[int, float]:
-        """Doc -> BM25 score, for the docs holding any of ``tokens``."""
-        # Summing order depends only on the query and the corpus, so every build gives the
-        # same floats.
-        lists = [self._postings[token] for token in tokens if token in self._postings]
-        lists.sort(key=len, reverse=True)
-        if len(lists) <= 3:  # copy the longest list in C, add the others into it
-            scores = dict(lists[0]) if lists else {}
-            get = scores.get
-            for postings in lists[1:]:
-                for doc, weight in postings.items():
-                    scores[doc] = get(doc, 0.0) + weight
-            return scores
-        totals = [0.0] * len(self._items)  # many lists: a flat list is the fastest accumulator
-        for postings in lists:
-            for doc, weight in postings.items():
-                totals[doc] += weight
-        if sum(map(len, lists)) < len(totals) // 4:
-            touched = set().union(*lists)
-            return dict(zip(touched, map(totals.__getitem__, touched), strict=True))
-        # Most docs touched: picking the non-zero totals out of the flat list is cheaper.
-        return dict(zip(compress(range(len(totals)), totals), filter(None, totals), strict=True))
+    @typing.overload
+    def _tiers(self, words: list[str], tokens: list[str], *, cap: int) -> _Tiers | None: ...
+    @typing.overload
+    def _tiers(self, words: list[str], tokens: list[str], *, cap: None) -> _Tiers: ...
+    def _tiers(self, words: list[str], tokens: list[str], *, cap: int | None) -> _Tiers | None:
+        """Doc -> its strongest tier, and the description phrase when it is checked lazily.
 
-    def _name_contains(self, words: list[str]) -> set[int]:
-        found = _window_matches(words, self._by_name, self._name_spans)
-        key = "-".join(words)
-        if len(key) < 2:  # one letter is inside nearly every name
-            return found
-        position = self._joined_names.find(key)
-        while position != -1:
-            doc = bisect.bisect_right(self._name_starts, position) - 1
-            found.add(doc)
-            position = self._joined_names.find(key, self._name_starts[doc + 1])
-        return found
+        ``None`` when more than ``cap`` skills would have to be checked or scored one by one.
+        """
+        tiers: dict[int, int] = {}
+        named = self._names.containing("-".join(words), cap)
+        phrase, described = self._description_phrase(words, tokens, cap)
+        if named is None:
+            return None
+        for docs, tier in (  # strongest first; a doc keeps its first (strongest) tier
+            (self._by_name.get("-".join(words)), 4),
+            (_window_matches(words, self._by_trigger, self._trigger_spans), 3),
+            (_window_matches(words, self._by_name, self._name_spans) | named, 2),
+            (described, 1),
+        ):
+            for doc in docs:
+                tiers.setdefault(doc, tier)
+        if cap is not None and len(tiers) > cap:
+            return None
+        return tiers, phrase
 
-    def _description_phrase(self, words: list[str], tokens: list[str]) -> list[int]:
+    def _description_phrase(
+        self, words: list[str], tokens: list[str], cap: int | None
+    ) -> tuple[str | None, Iterable[int]]:
+        """The docs whose description holds ``words`` in a row, or the phrase to check lazily.
+
+        Lazily (when each word is in more than ``cap`` descriptions), the phrase is returned
+        for the threshold algorithm to check on the skills it meets; every such skill is in
+        the postings of a query token, so none is missed.
+        """
         if not tokens:  # only stop words: a phrase like "how to" is no evidence
-            return []
-        # A description holding the phrase holds each of its words: intersect their doc lists.
-        lists = sorted((self._description_index.get(word, []) for word in set(words)), key=len)
-        if len(words) == 1:
-            return lists[0]
+            return None, ()
+        index = self._description_index
+        # A description holding the phrase holds each of its words: check the rarest's docs.
+        rarest = min(set(words), key=index.size)
         phrase = _SEP + _SEP.join(words) + _SEP
+        if cap is not None and index.size(rarest) > _EAGER_TIER_DOCS:
+            return phrase, ()
+        shortest = index.get(rarest)
+        if len(words) == 1:
+            return None, shortest
         texts = self._descriptions
-        return [doc for doc in set(lists[0]).intersection(*lists[1:]) if phrase in texts[doc]]
+        return None, [doc for doc in shortest if phrase in texts[doc]]
+
+    def _exhaustive(self, terms: list[int], tiers: _Tiers, limit: int) -> list[Ranked]:
+        """Score every doc that matches: the reference the threshold algorithm must equal."""
+        scores = self._postings.bm25(terms, len(self._items))
+        doc_tiers = tiers[0]
+        for doc, tier in doc_tiers.items():
+            scores[doc] = tier * TIER_STEP + scores.get(doc, 0.0)
+        return [(doc, scores[doc], doc_tiers.get(doc, 0)) for doc in _best(scores, limit)]
 
 
-def _window_matches(words: list[str], table: dict[str, list[int]], spans: set[int]) -> set[int]:
+# (doc -> tier, the lazily checked description phrase or None)
+_Tiers = tuple[dict[int, int], "str | None"]
+_REASONS = ("bm25", "description", "name contains", "trigger phrase", "exact name")
+# Tier sets up to this size are always scored doc by doc (larger ones when the query's terms
+# have many postings); a description phrase whose rarest word is in more descriptions than
+# this is checked lazily, on the skills the threshold algorithm meets.
+_EAGER_TIER_DOCS = 512
+
+
+# Index-time tables: name key, trigger key and description word -> doc numbers.
+_Tables = tuple[dict[str, list[int]], dict[str, list[int]], dict[str, list[int]]]
+
+
+def _window_matches(words: list[str], table: DocLists, spans: set[int]) -> set[int]:
     """Docs whose key (words joined by ``-``) is a run of consecutive query words."""
     found: set[int] = set()
     for span in spans:
         for start in range(len(words) - span + 1):
-            found.update(table.get("-".join(words[start : start + span]), ()))
+            found.update(table.get("-".join(words[start : start + span])))
     return found
 
 

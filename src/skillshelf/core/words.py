@@ -18,7 +18,7 @@ import re
 import unicodedata
 from typing import Final
 
-__all__ = ["count_words", "split_words"]
+__all__ = ["count_cjk_characters", "count_words", "split_words"]
 
 # Han (with extensions A-G and compatibility ideographs), Hiragana, Katakana (with the
 # phonetic extensions and half-width forms), Hangul syllables and jamo.
@@ -28,6 +28,7 @@ _CJK: Final = (
     "\U00020000-\U0003134f"
 )
 _RUNS: Final = re.compile(f"([{_CJK}]+)|[^\\W_{_CJK}]+")
+_CJK_CHARACTER: Final = re.compile(f"[{_CJK}]")
 _ASCII_SEPARATORS: Final = str.maketrans({chr(c): " " for c in range(128) if not chr(c).isalnum()})
 # Written Chinese averages about 1.7 characters a word (Japanese kana words run longer): a CJK
 # run of n characters counts as n / 2 words, rounded up, when words are counted.
@@ -67,3 +68,11 @@ def count_words(text: str) -> int:
         else:
             count += -(-len(match[0]) // _CJK_CHARS_PER_WORD)
     return count
+
+
+def count_cjk_characters(text: str) -> int:
+    """How many characters of ``text`` are Chinese, Japanese or Korean (Han, kana, Hangul:
+    the characters :func:`split_words` indexes as bigrams)."""
+    if text.isascii():
+        return 0
+    return len(_CJK_CHARACTER.findall(text))

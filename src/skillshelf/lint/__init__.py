@@ -36,7 +36,7 @@ from skillshelf.lint._similar import (
     DEFAULT_SIMILARITY,
     MAX_CANDIDATE_CHECKS,
     description_clusters,
-    similar_names,
+    similar_name_groups,
     varying_words,
 )
 from skillshelf.lint._tools import check_tools
@@ -117,7 +117,8 @@ def lint_subjects(
         similarity: Jaccard similarity of content words from which two descriptions count as
             near-duplicates, in (0, 1].
         only: Names of the skills to report on (default: all of ``subjects``).
-        budget: Candidate pairs compared at most per cross-skill check.
+        budget: Postings scanned plus candidates compared, at most, by the near-duplicate
+            check (look-alike names need no budget: their work is linear).
 
     Raises:
         UsageError: An unknown rule, or ``similarity`` outside (0, 1].
@@ -131,7 +132,7 @@ def lint_subjects(
     if wanted("description.duplicate"):
         findings += _duplicates(subjects, similarity, budget, notes, only)
     if wanted("name.similar"):
-        findings += _look_alikes(subjects, budget, notes, only)
+        findings += _look_alikes(subjects, only)
     kept = [f for f in findings if wanted(f.code) and (only is None or f.skill in only)]
     return LintReport(tuple(sorted(kept, key=sort_key)), len(reported), tuple(notes))
 
@@ -190,16 +191,13 @@ def _duplicates(
 
 
 def _look_alikes(
-    subjects: Sequence[LintSubject], budget: int, notes: list[str], only: Collection[str] | None
+    subjects: Sequence[LintSubject], only: Collection[str] | None
 ) -> list[LintFinding]:
     from skillshelf.lint._model import finding
 
-    pairs, exhausted = similar_names([s.name for s in subjects], budget=budget)
-    if exhausted:
-        notes.append(f"name.similar stopped after {budget:,} comparisons; some may be missing")
     out: list[LintFinding] = []
     # One finding per chain of look-alikes (skill-1 … skill-9 is one group, not 36 pairs).
-    for group in _components(len(subjects), [(p.first, p.second) for p in pairs]):
+    for group in similar_name_groups([s.name for s in subjects]):
         members = sorted((subjects[i] for i in group), key=lambda s: s.name)
         first = next((m for m in members if only is None or m.name in only), members[0])
         others = tuple(m.name for m in members if m is not first)
@@ -217,24 +215,6 @@ def _look_alikes(
             )
         )
     return out
-
-
-def _components(count: int, edges: Sequence[tuple[int, int]]) -> list[list[int]]:
-    parent = list(range(count))
-
-    def root(i: int) -> int:
-        while parent[i] != i:
-            parent[i] = parent[parent[i]]
-            i = parent[i]
-        return i
-
-    for a, b in edges:
-        parent[root(a)] = root(b)
-    groups: dict[int, dict[int, None]] = {}
-    for a, b in edges:
-        for i in (a, b):
-            groups.setdefault(root(i), {})[i] = None
-    return [list(members) for members in groups.values()]
 
 
 def subject_from_skill(skill: Skill) -> LintSubject:
@@ -266,17 +246,20 @@ def lint_repository(
         SkillNotFoundError: A name in ``names`` is not a visible skill.
         UsageError: An unknown rule, or ``similarity`` outside (0, 1].
     """
+    from skillshelf.lint._gather import subject_from_skill as gather
+
     wanted = rule_filter(select, ignore)
     only = None if names is None else {repo.get(n).name for n in names}
     catalog_only = all(code.startswith(_CATALOG_ONLY) for code in RULES if wanted(code))
     subjects: list[LintSubject] = []
     invalid: list[LintFinding] = []
+    known: dict[str, bool] = {}  # whether a module imports here, asked once per run
     for skill in repo.skills:
         if catalog_only or (only is not None and skill.name not in only):
             subjects.append(LintSubject(skill.name, skill.description, skill.directory))
             continue
         try:
-            subjects.append(subject_from_skill(skill))
+            subjects.append(gather(skill, known=known))
         except SkillshelfError as exc:
             subjects.append(LintSubject(skill.name, skill.description, skill.directory))
             invalid.append(_invalid(skill.name, str(skill.skill_md), str(exc), None))

@@ -58,6 +58,9 @@ _CJK_TRIGGER: Final = re.compile(
     r"|(?:とき|時|場合|際)に?(?:使用|使う|使います|利用)|ときに"
     r"|(?:때|경우)(?:에)?\s*(?:사용|쓰)"
 )
+# For ASCII text: the same wording matched on the lowercased text, which is what IGNORECASE
+# does to ASCII, at half the cost (the pattern's literals are all lowercase).
+_TRIGGER_LOWERCASE: Final = re.compile(_TRIGGER.pattern)
 _FIRST_PERSON: Final = re.compile(r"\b(?:I|I'm|I'll|I've|I'd)\b|\b(?:me|my)\b")
 _SECOND_PERSON: Final = re.compile(r"\byou\s+(?:can|could|should|will|may|must)\b", re.IGNORECASE)
 # Quoted requests ("make me a GIF") are the user's words, not the description's voice.
@@ -82,7 +85,7 @@ def check_description(subject: LintSubject) -> list[LintFinding]:
     line = subject.description_line
     out: list[LintFinding] = []
     wording = f"{text} {subject.when_to_use or ''}"
-    if not _TRIGGER.search(wording) and not _CJK_TRIGGER.search(wording):
+    if not _says_when(wording):
         out.append(
             finding(
                 "description.no_trigger",
@@ -131,6 +134,12 @@ def check_description(subject: LintSubject) -> list[LintFinding]:
             )
         )
     return out
+
+
+def _says_when(text: str) -> bool:
+    if text.isascii():  # and every _CJK_TRIGGER wording holds a CJK character
+        return _TRIGGER_LOWERCASE.search(text.lower()) is not None
+    return _TRIGGER.search(text) is not None or _CJK_TRIGGER.search(text) is not None
 
 
 def check_name(subject: LintSubject) -> list[LintFinding]:

@@ -4,16 +4,14 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterator, Mapping
-from pathlib import Path
 from typing import Final
 
 from skillshelf.core.frontmatter import FrontmatterError, decode_skill_md, parse_frontmatter
-from skillshelf.errors import FileAccessError, SkillshelfError
+from skillshelf.errors import SkillshelfError
 from skillshelf.lint._imports import script_imports, unavailable
 from skillshelf.lint._model import LintSubject, ScriptImport
-from skillshelf.skills.paths import open_skill_file
 from skillshelf.skills.skill import Skill, read_skill_md
-from skillshelf.skills.walk import walk_skill
+from skillshelf.skills.walk import open_beneath, walk_skill
 
 __all__ = ["subject_from_skill"]
 
@@ -31,8 +29,8 @@ MAX_SCRIPTS: Final = 200
 class _Docs(Mapping[str, str]):
     """Markdown documents of a skill, read from disk only when a check asks for one."""
 
-    def __init__(self, root: Path, paths: frozenset[str]) -> None:
-        self._root = root
+    def __init__(self, files: _Files, paths: frozenset[str]) -> None:
+        self._files = files
         self._paths = paths
         self._texts: dict[str, str] = {}
 
@@ -40,8 +38,11 @@ class _Docs(Mapping[str, str]):
         if relative not in self._paths:
             raise KeyError(relative)
         if relative not in self._texts:
-            self._texts[relative] = _read_doc(self._root, relative)
+            self._texts[relative] = self._files.read(relative)
         return self._texts[relative]
+
+    def __contains__(self, relative: object) -> bool:
+        return relative in self._paths  # Mapping's own would read the document to find out
 
     def __iter__(self) -> Iterator[str]:
         return iter(sorted(self._paths))
@@ -50,50 +51,66 @@ class _Docs(Mapping[str, str]):
         return len(self._paths)
 
 
-def _read_doc(root: Path, relative: str) -> str:
-    try:
-        fd, _, _ = open_skill_file(root, relative)  # race-free, never blocks on a FIFO
-        with os.fdopen(fd, "rb") as handle:
-            data = handle.read(MAX_DOC_BYTES)
-    except (OSError, FileAccessError):
-        return ""  # listed a moment ago; a vanished or unreadable doc has no links to follow
-    return data.decode("utf-8", errors="replace")
+class _Files:
+    """What lint sees of a skill folder: a filter over the one walk, and reads of its files.
 
-
-def _unavailable_imports(root: Path, files: frozenset[str]) -> tuple[ScriptImport, ...]:
-    scripts = sorted(f for f in files if f.endswith(".py"))[:MAX_SCRIPTS]
-    found = [i for script in scripts for i in script_imports(script, _read_doc(root, script))]
-    return tuple(unavailable(found))
-
-
-def _walk(root: Path) -> tuple[frozenset[str], frozenset[str]]:
-    """Files and folders of a skill (relative POSIX paths) and symbolic links leading out.
-
-    A filter over the one walk (:mod:`skillshelf.skills.walk`): lint does not report on
-    vendored or generated folders, but never walks the skill a second way.
+    Lint does not report on vendored or generated folders, but never walks the skill a
+    second way (:mod:`skillshelf.skills.walk`). A file is read by the walk's own no-follow
+    open from the skill folder, not joined and resolved again path by path: a regular
+    file at its path, a link at the in-skill file it leads to.
     """
-    files: set[str] = set()
-    escaping: set[str] = set()
-    for entry in walk_skill(root).entries:
-        if not _SKIPPED_DIRS.isdisjoint(entry.path.split("/")):
-            continue
-        if entry.kind == "symlink" and entry.target is None:
-            escaping.add(entry.path)
-            continue
-        files.add(entry.path)
-        if len(files) >= MAX_LISTED_FILES:
-            break
-    return frozenset(files), frozenset(escaping)
+
+    def __init__(self, root: str) -> None:
+        walk = walk_skill(root)
+        self._root = walk.root
+        self._readable: dict[str, str] = {}
+        files: set[str] = set()
+        escaping: set[str] = set()
+        for entry in walk.entries:
+            if not _SKIPPED_DIRS.isdisjoint(entry.path.split("/")):
+                continue
+            if entry.kind == "symlink" and entry.target is None:
+                escaping.add(entry.path)
+                continue
+            files.add(entry.path)
+            if entry.kind == "file":
+                self._readable[entry.path] = entry.path
+            elif entry.target_kind == "file" and entry.target is not None:
+                self._readable[entry.path] = entry.target
+            if len(files) >= MAX_LISTED_FILES:
+                break
+        self.files = frozenset(files)
+        self.escaping = frozenset(escaping)
+
+    def read(self, relative: str) -> str:
+        """The start of a listed file as text; "" for a folder or anything not readable."""
+        target = self._readable.get(relative)
+        if target is None:
+            return ""  # a folder, a FIFO or a device: no text, no links to follow
+        try:
+            with os.fdopen(open_beneath(self._root, target), "rb") as handle:
+                data = handle.read(MAX_DOC_BYTES)
+        except OSError:
+            return ""  # listed a moment ago; a vanished or unreadable file has nothing to say
+        return data.decode("utf-8", errors="replace")
+
+    def unavailable_imports(self, known: dict[str, bool] | None) -> tuple[ScriptImport, ...]:
+        scripts = sorted(f for f in self.files if f.endswith(".py"))[:MAX_SCRIPTS]
+        found = [i for script in scripts for i in script_imports(script, self.read(script))]
+        return tuple(unavailable(found, known))
 
 
-def subject_from_skill(skill: Skill) -> LintSubject:
+def subject_from_skill(skill: Skill, *, known: dict[str, bool] | None = None) -> LintSubject:
     """Read what the lint checks need about ``skill``: its body, file list and documents.
+
+    ``known`` carries :func:`~skillshelf.lint._imports.unavailable`'s answers from one skill
+    to the next within a run.
 
     Raises:
         SkillshelfError: SKILL.md can no longer be read or parsed.
     """
     try:
-        raw, _, _ = read_skill_md(skill.skill_md, full=True)
+        raw, _, _ = read_skill_md(os.path.join(skill.directory, skill.skill_md_name), full=True)
         text, _ = decode_skill_md(raw)
         fm = parse_frontmatter(text)
     except (OSError, FrontmatterError) as exc:
@@ -104,9 +121,9 @@ def subject_from_skill(skill: Skill) -> LintSubject:
     declared = any(key in fm.data for key in _TOOLS_KEYS) and (
         bool(manifest.allowed_tools) or not manifest.not_tools
     )
-    files, escaping = _walk(skill.path)
+    listed = _Files(skill.directory)
     docs = frozenset(
-        f for f in files if f.lower().endswith(_DOC_SUFFIXES) and f != skill.skill_md_name
+        f for f in listed.files if f.lower().endswith(_DOC_SUFFIXES) and f != skill.skill_md_name
     )
     return LintSubject(
         name=skill.name,
@@ -119,8 +136,8 @@ def subject_from_skill(skill: Skill) -> LintSubject:
         allowed_tools=manifest.allowed_tools if declared else None,
         not_tools=manifest.not_tools,
         when_to_use=manifest.when_to_use,
-        files=files,
-        docs=_Docs(skill.path, docs),
-        escaping=escaping,
-        unavailable_imports=_unavailable_imports(skill.path, files),
+        files=listed.files,
+        docs=_Docs(listed, docs),
+        escaping=listed.escaping,
+        unavailable_imports=listed.unavailable_imports(known),
     )

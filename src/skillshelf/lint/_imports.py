@@ -84,9 +84,25 @@ def _is_type_checking(test: ast.expr) -> bool:
     return isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING"
 
 
-def unavailable(imports: list[ScriptImport]) -> list[ScriptImport]:
-    """Those of ``imports`` neither in the standard library nor importable here."""
-    return [i for i in imports if not _available(i.module)]
+def unavailable(
+    imports: list[ScriptImport], known: dict[str, bool] | None = None
+) -> list[ScriptImport]:
+    """Those of ``imports`` neither in the standard library nor importable here.
+
+    Args:
+        imports: Imports found by :func:`script_imports`.
+        known: Answers already worked out in this run, by module; filled in as modules are
+            looked up (one ``find_spec`` per module per run, however many scripts import it).
+    """
+    known = {} if known is None else known
+    out: list[ScriptImport] = []
+    for used in imports:
+        available = known.get(used.module)
+        if available is None:
+            available = known[used.module] = _available(used.module)
+        if not available:
+            out.append(used)
+    return out
 
 
 def _available(module: str) -> bool:

@@ -127,12 +127,14 @@ class Mention:
 
 def scan(text: str, *, first_line: int = 1) -> Scanned:
     """Split Markdown into prose lines and fenced blocks (an unclosed fence runs to the end)."""
+    if "```" not in text and "~~~" not in text:  # no fence can open: every line is prose
+        return Scanned(tuple(enumerate(text.split("\n"), start=first_line)), ())
     prose: list[Line] = []
     fences: list[Fence] = []
     fence: tuple[str, str, list[Line]] | None = None  # marker, language, lines
     for number, line in enumerate(text.split("\n"), start=first_line):
         if fence is None:
-            opened = _FENCE_OPEN.match(line)
+            opened = _FENCE_OPEN.match(line) if "`" in line or "~" in line else None
             if opened and not (opened.group(1)[0] == "`" and "`" in line[opened.end() :]):
                 fence = (opened.group(1), opened.group(2).lower(), [])
             else:
@@ -171,6 +173,8 @@ def links(scanned: Scanned) -> list[Link]:
     """Relative links and images in the prose (inside code spans and fences they are examples)."""
     found: list[Link] = []
     for number, line in scanned.prose:
+        if "](" not in line and "]:" not in line:
+            continue  # both patterns need one; masking code spans never makes one
         masked = _mask_code(line)
         for match in _LINK.finditer(masked):
             target = link_target(match.group(2))
@@ -268,16 +272,11 @@ def mentions(scanned: Scanned) -> list[Mention]:
     ``cd`` in the same shell block, and not in a body that writes paths from a collection's
     top (``skills/<name>/…``).
     """
-    lines = sorted([*scanned.prose, *(ln for fence in scanned.fences for ln in fence.lines)])
-    fetched = min((n for n, text in lines if _FETCH.search(text)), default=None)
-    from_top = any(_FROM_TOP.search(text) for _, text in lines)
-    made: dict[str, int] = {}
-    for number, text in lines:
-        for match in _WRITE.finditer(text):
-            made.setdefault(match["path"].removeprefix("./"), number)
     found: list[Mention] = []
     for number, line in scanned.prose:
-        if _HYPOTHETICAL.search(line):
+        # Every path pattern needs a "/", and neither the code spans nor the text around
+        # them gain one: most lines are left without running a pattern.
+        if "/" not in line or _HYPOTHETICAL.search(line):
             continue
         code = " ".join(m.group(2) for m in _CODE_SPAN.finditer(line))
         plain = _LINK.sub(" ", _REF_DEFINITION.sub(" ", _mask_code(line)))
@@ -290,13 +289,33 @@ def mentions(scanned: Scanned) -> list[Mention]:
             for number, line in fence.lines:
                 if line.lstrip().startswith("#"):
                     continue
-                cd = _CD.search(line)
-                elsewhere = elsewhere or (
-                    cd is not None and not _SKILL_DIR_PLACEHOLDER.search(cd["to"])
-                )
+                if not elsewhere and "cd" in line:
+                    cd = _CD.search(line)
+                    elsewhere = cd is not None and not _SKILL_DIR_PLACEHOLDER.search(cd["to"])
                 if elsewhere:
                     moved.add(number)
-                found += _line_mentions(number, line, in_code=True)
+                if "/" in line:
+                    found += _line_mentions(number, line, in_code=True)
+    if not found:
+        return []
+    return _weigh(scanned, found, moved)
+
+
+def _weigh(scanned: Scanned, found: list[Mention], moved: set[int]) -> list[Mention]:
+    """Drop the mentions of files the body makes; mark doubtful ones not :attr:`certain`."""
+    lines = sorted([*scanned.prose, *(ln for fence in scanned.fences for ln in fence.lines)])
+    # Each literal test is what the pattern after it cannot match without.
+    fetched = min(
+        (n for n, text in lines if _may_fetch(text) and _FETCH.search(text)), default=None
+    )
+    from_top = any(
+        ("skills/" in text or "plugins/" in text) and _FROM_TOP.search(text) for _, text in lines
+    )
+    made: dict[str, int] = {}
+    for number, text in lines:
+        if "." in text:  # a path _WRITE takes has an extension
+            for match in _WRITE.finditer(text):
+                made.setdefault(match["path"].removeprefix("./"), number)
     kept: list[Mention] = []
     for mention in found:
         if made.get(mention.path, mention.line + 1) <= mention.line:
@@ -304,6 +323,10 @@ def mentions(scanned: Scanned) -> list[Mention]:
         doubtful = from_top or mention.line in moved or (fetched or mention.line) < mention.line
         kept.append(replace(mention, certain=False) if doubtful else mention)
     return kept
+
+
+def _may_fetch(text: str) -> bool:
+    return "clone" in text or "wget" in text or "curl" in text
 
 
 def sentences(line: str) -> list[str]:

@@ -5,8 +5,9 @@ sorted rarest first, and two records can reach the threshold only if they share 
 the first few of each. Only those prefix tokens are indexed, so common words never generate
 candidates and a catalog of 10,000 skills costs a few candidate checks per skill. Lint groups
 them (:func:`description_clusters`): a family of 864 near-copies is one group found with one
-check per member, never 373,000 pairs. Names use deletion neighbourhoods. A budget caps the
-work on pathological input; running out of it is reported, never silent.
+check per member, never 373,000 pairs. Names are grouped through deletion neighbourhoods
+without comparing any pair. A budget caps the description work on pathological input;
+running out of it is reported, never silent.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from dataclasses import dataclass
 from typing import Final
 
 from skillshelf.core.words import split_words
+from skillshelf.lint._clusters import Cluster, cluster_sets
 
 __all__ = [
     "DEFAULT_SIMILARITY",
@@ -30,7 +32,7 @@ __all__ = [
     "description_tokens",
     "one_edit_apart",
     "similar_descriptions",
-    "similar_names",
+    "similar_name_groups",
     "varying_words",
 ]
 
@@ -74,12 +76,11 @@ def description_tokens(text: str) -> frozenset[str]:
     Japanese or Korean description is compared by its bigrams, not as one unsplittable run.
     """
     tokens: set[str] = set()
-    for word in split_words(text):
-        if len(word) < 2 or word in _STOPWORDS:
-            continue
-        if len(word) > 3 and word.endswith("s") and not word.endswith("ss"):
-            word = word[:-1]
-        tokens.add(word)
+    for word in set(split_words(text)) - _STOPWORDS:  # each distinct word once
+        if len(word) > 3 and word[-1] == "s" and word[-2] != "s":
+            tokens.add(word[:-1])
+        elif len(word) >= 2:
+            tokens.add(word)
     return frozenset(tokens)
 
 
@@ -151,29 +152,15 @@ def similar_descriptions(
     return _join(sets, prefix=prefix, admissible=admissible, verify=verify, budget=budget)
 
 
-@dataclass(frozen=True, slots=True)
-class Cluster:
-    """Records alike enough to be one group: indexes into the input, in input order.
-
-    Attributes:
-        members: At least two indexes.
-        score: The lowest similarity of a member to the group's first record (its leader).
-    """
-
-    members: tuple[int, ...]
-    score: float
-
-
 def description_clusters(
     descriptions: Sequence[str], *, threshold: float, budget: int = MAX_CANDIDATE_CHECKS
 ) -> tuple[list[Cluster], bool]:
     """Groups of descriptions each within ``threshold`` (Jaccard) of the group's leader.
 
-    Leader clustering over the same prefix filter as :func:`similar_descriptions`: records
-    are taken smallest first; one that reaches the threshold with an earlier leader joins the
-    most similar one, any other becomes a leader itself. Only leaders are indexed, so 864
-    near-copies of one template cost one candidate each, not 864²/2 comparisons, and the
-    output is one group, not every pair.
+    Leader clustering (:mod:`skillshelf.lint._clusters`): records are taken smallest first;
+    one that reaches the threshold with an earlier leader joins the most similar one, any
+    other becomes a leader itself. Every leader that could reach the threshold is compared,
+    so the groups do not depend on how the candidates are found.
 
     Returns:
         The groups of two or more (ordered by their first member) and whether the budget
@@ -182,48 +169,7 @@ def description_clusters(
     if not 0 < threshold <= 1:
         raise ValueError(f"threshold must be in (0, 1], got {threshold}")
     sets = [description_tokens(d) for d in descriptions]
-    floor = threshold - 1e-9
-    frequency = Counter(token for record in sets for token in record)
-    index: defaultdict[str, list[int]] = defaultdict(list)
-    groups: dict[int, list[tuple[int, float]]] = {}
-    work = 0
-    for i in sorted(range(len(sets)), key=lambda r: (len(sets[r]), r)):
-        size = len(sets[i])
-        overlap = math.ceil(threshold * size - 1e-9)
-        need = min(_SHARED_PREFIX_TOKENS, overlap)
-        prefix = sorted(sets[i], key=lambda t: (frequency[t], t))[: size - overlap + need]
-        shared: Counter[int] = Counter()
-        for token in prefix:
-            postings = index.get(token, ())
-            work += len(postings)
-            shared.update(postings)
-        best, best_score = -1, 0.0
-        for j, count in shared.items():
-            if count < need or len(sets[j]) < floor * size:
-                continue
-            work += 1
-            common = len(sets[j] & sets[i])
-            score = common / (len(sets[j]) + size - common)
-            if score >= floor and (score, -j) > (best_score, -best):
-                best, best_score = j, score
-        if work > budget:
-            return _clusters(groups), True
-        if best >= 0:
-            groups[best].append((i, best_score))
-            continue
-        groups[i] = [(i, 1.0)]
-        for token in prefix:
-            index[token].append(i)
-    return _clusters(groups), False
-
-
-def _clusters(groups: dict[int, list[tuple[int, float]]]) -> list[Cluster]:
-    found = [
-        Cluster(tuple(sorted(i for i, _ in group)), min(score for _, score in group))
-        for group in groups.values()
-        if len(group) > 1
-    ]
-    return sorted(found, key=lambda c: c.members)
+    return cluster_sets(sets, threshold=threshold, budget=budget)
 
 
 def varying_words(texts: Sequence[str]) -> tuple[str, list[tuple[str, ...]]]:
@@ -258,37 +204,54 @@ def one_edit_apart(a: str, b: str) -> bool:
     return a[p + 1 :] == b[p + 1 :] if len(a) == len(b) else a[p:] == b[p + 1 :]
 
 
-def similar_names(
-    names: Sequence[str], *, budget: int = MAX_CANDIDATE_CHECKS
-) -> tuple[list[Pair], bool]:
-    """Pairs of names one edit apart (``score`` 1.0), each once with ``first < second``.
+def similar_name_groups(names: Sequence[str]) -> list[list[int]]:
+    """Groups of names linked by chains of single edits: indexes into ``names``.
 
-    Deletion neighbourhoods (as SymSpell does): two names one edit apart share the name
-    itself or the name with one character deleted, so each name is indexed under those
-    ``len + 1`` keys and compared only with the names sharing a key. Unlike splitting names
-    into halves, a suffix every name has (``gmail-automation``, ``slack-automation``) makes
-    no candidates.
+    Two names are linked when one is the other with one character inserted, deleted or
+    replaced, both at least :data:`MIN_SIMILAR_NAME_LENGTH` long (:func:`one_edit_apart`);
+    the groups are the connected parts of that graph (``skill-1`` … ``skill-9`` is one group),
+    in order of their first member, members in input order. Repeated names count as one.
+
+    Deletion neighbourhoods, as SymSpell uses them, without comparing names: two names of
+    equal length one replacement apart become the same string with the same position deleted,
+    and a name one insertion away from another is that name with a character deleted. So
+    each name is filed under its ``len`` deletions (with their positions) and joined to what
+    is filed there and to the name a deletion spells: linear in the total length of the
+    names, however many look alike (10,000 names ``skill-00000``… are 225,000 linked pairs,
+    one group). A suffix every name has (``gmail-automation``, ``slack-automation``) makes
+    no links.
     """
-    index: defaultdict[str, list[int]] = defaultdict(list)
+    copies: dict[str, list[int]] = {}
     for i, name in enumerate(names):
         if len(name) >= MIN_SIMILAR_NAME_LENGTH:
-            for key in _deletions(name):
-                index[key].append(i)
-    pairs: list[Pair] = []
-    work = 0
-    for i, name in enumerate(names):
-        if len(name) < MIN_SIMILAR_NAME_LENGTH:
-            continue
-        candidates: set[int] = set()
-        for key in _deletions(name):
-            found = index[key]
-            work += len(found)
-            candidates.update(j for j in found if j > i)
-        if work > budget:
-            return pairs, True
-        pairs += [Pair(i, j, 1.0) for j in sorted(candidates) if one_edit_apart(name, names[j])]
-    return pairs, False
+            copies.setdefault(name, []).append(i)
+    distinct = list(copies)
+    number = {name: k for k, name in enumerate(distinct)}
+    parent = list(range(len(distinct)))
 
+    def root(k: int) -> int:
+        while parent[k] != k:
+            parent[k] = parent[parent[k]]
+            k = parent[k]
+        return k
 
-def _deletions(name: str) -> set[str]:
-    return {name, *(name[:k] + name[k + 1 :] for k in range(len(name)))}
+    linked: set[int] = set()
+
+    def link(a: int, b: int) -> None:
+        linked.update((a, b))
+        parent[root(a)] = root(b)
+
+    filed: dict[tuple[str, int], int] = {}
+    for k, name in enumerate(distinct):
+        for cut in range(len(name)):
+            deleted = name[:cut] + name[cut + 1 :]
+            same = filed.setdefault((deleted, cut), k)
+            if same != k:
+                link(same, k)  # equal but for the character at ``cut``
+            shorter = number.get(deleted)
+            if shorter is not None:
+                link(shorter, k)  # ``name`` is ``deleted`` with one character inserted
+    groups: dict[int, list[int]] = {}
+    for k in sorted(linked):
+        groups.setdefault(root(k), []).extend(copies[distinct[k]])
+    return sorted((sorted(g) for g in groups.values()), key=lambda g: g[0])

@@ -9,18 +9,28 @@ document.
 from __future__ import annotations
 
 import gc
+import os
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import asdict, dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final, Literal
 
 from skillshelf.core.catalog import CatalogEntry, CatalogFormat, render_catalog
 from skillshelf.errors import FileAccessError
-from skillshelf.reports.tokens import EncodingName, TokenCounter, get_counter
+from skillshelf.reports.tokens import (
+    CountCache,
+    EncodingName,
+    TokenCounter,
+    get_counter,
+    split_at_safe_cuts,
+)
 
 if TYPE_CHECKING:
+    from skillshelf.core.files import FileTree
     from skillshelf.repository import Repository
     from skillshelf.skills.skill import Skill
+    from skillshelf.skills.walk import SkillWalk
 
 __all__ = [
     "BudgetEffect",
@@ -93,7 +103,7 @@ def gather_skill_texts(
 
 def _gather(skills: Iterable[Skill], on_skill: Callable[[str], None] | None) -> list[SkillTexts]:
     from skillshelf.skills.content import list_docs, render_load
-    from skillshelf.skills.paths import file_tree, read_skill_file
+    from skillshelf.skills.paths import file_tree
     from skillshelf.skills.walk import walk_skill
 
     gathered: list[SkillTexts] = []
@@ -103,20 +113,22 @@ def _gather(skills: Iterable[Skill], on_skill: Callable[[str], None] | None) -> 
         binary = other = 0
         walk = walk_skill(skill.directory)  # one walk serves the doc list and both trees
         doc_paths = set(list_docs(skill, walk=walk))
-        tree = file_tree(skill.path, max_depth=64, max_entries=100_000, walk=walk)
+        shown = file_tree(skill.path, walk=walk)  # what skill_load lists
+        # Every file is classified: the listing serves unless its caps left some out.
+        tree = shown if not shown.omitted else _whole_tree(skill, walk)
         for entry in tree.entries:
             if entry.is_dir or entry.path == skill.skill_md_name:
                 continue
-            limit = _WHOLE_FILE_CHARS if entry.path in doc_paths else 1
+            document = entry.path in doc_paths
             try:
-                content = read_skill_file(skill.path, entry.path, max_chars=limit)
+                text = _read(skill, entry.path, document=document, size=entry.size)
             except FileAccessError:
                 binary += 1
                 continue
-            if content.binary or content.text is None:
+            if text is None:
                 binary += 1
-            elif entry.path in doc_paths:
-                docs.append((entry.path, content.text))
+            elif document:
+                docs.append((entry.path, text))
             else:
                 other += 1
         gathered.append(
@@ -124,7 +136,7 @@ def _gather(skills: Iterable[Skill], on_skill: Callable[[str], None] | None) -> 
                 CatalogEntry.of(skill),
                 skill.model_invocable,
                 body,
-                render_load(skill, body, (), walk=walk),
+                render_load(skill, body, (), walk=walk, tree=shown),
                 tuple(sorted(docs)),
                 binary,
                 other,
@@ -133,6 +145,54 @@ def _gather(skills: Iterable[Skill], on_skill: Callable[[str], None] | None) -> 
         if on_skill is not None:
             on_skill(skill.name)
     return gathered
+
+
+def _whole_tree(skill: Skill, walk: SkillWalk) -> FileTree:
+    from skillshelf.skills.paths import file_tree
+
+    return file_tree(skill.path, max_depth=64, max_entries=100_000, walk=walk)
+
+
+def _read(skill: Skill, relative: str, *, document: bool, size: int | None) -> str | None:
+    """A walked file's text, whole for a document; None when it is binary.
+
+    A regular file is opened below the skill's canonical folder following no link and
+    classified by the one MIME table on its first bytes, as ``read_skill_file`` does; a
+    link (or anything that changed since the walk) is read by ``read_skill_file`` itself.
+
+    Raises:
+        FileAccessError: It cannot be read.
+    """
+    from skillshelf.core.mime import SNIFF_BYTES, guess_mime, is_binary
+    from skillshelf.skills.walk import open_beneath
+
+    try:
+        fd = open_beneath(skill.real_directory, relative, follow_root=False)
+    except OSError:
+        return _read_checked(skill, relative, document=document, size=size)
+    try:
+        with os.fdopen(fd, "rb") as handle:
+            data = handle.read() if document else handle.read(SNIFF_BYTES)
+    except OSError as exc:
+        raise FileAccessError(f"{relative!r} cannot be read", reason="unreadable") from exc
+    if is_binary(guess_mime(relative.rpartition("/")[2], data), data):
+        return None
+    return data.decode("utf-8-sig", errors="replace") if document else ""
+
+
+def _read_checked(skill: Skill, relative: str, *, document: bool, size: int | None) -> str | None:
+    from skillshelf.skills.paths import read_skill_file
+
+    if not document:
+        content = read_skill_file(skill.path, relative, max_chars=1)
+        return None if content.binary else ""
+    # A document has at most as many characters as bytes: its size as the cap reads it whole
+    # without a buffer sized for the largest document there could be.
+    limit = _WHOLE_FILE_CHARS if size is None else size + 1
+    content = read_skill_file(skill.path, relative, max_chars=limit)
+    if content.truncated and limit < _WHOLE_FILE_CHARS:  # it grew since the walk
+        content = read_skill_file(skill.path, relative, max_chars=_WHOLE_FILE_CHARS)
+    return None if content.binary else content.text
 
 
 # -- the report ----------------------------------------------------------------------------
@@ -244,6 +304,7 @@ def token_report(
     *,
     format: CatalogFormat = "xml",
     budget_chars: int | None = None,
+    cache: CountCache | None = None,
 ) -> TokenReport:
     """Count what each skill costs and compare progressive disclosure with everything.
 
@@ -252,6 +313,7 @@ def token_report(
         counter: Counts the tokens.
         format: Catalog format.
         budget_chars: The catalog budget the agent uses (None: none).
+        cache: Exact counts kept from earlier runs (see ``CountCache``); None: none.
 
     Raises:
         UsageError: An unknown format or a negative budget.
@@ -261,14 +323,17 @@ def token_report(
     budgeted = render_catalog(entries, format=format, budget_chars=budget_chars)
     if not entries:  # with no skills to list, the agent leaves the catalog out altogether
         unbudgeted = budgeted = ""
-    entry_texts = {e.name: _entry_text(e, format) for e in entries}
+    empty = render_catalog([], format=format)
+    entry_texts = {e.name: _entry_text(e, format, empty) for e in entries}
     fates = _fates(entries, list(entry_texts.values()), budgeted, format)
     ordered = sorted(texts, key=lambda t: t.name)
-    # Every text is counted in one call, so the counter can batch and reuse counts.
-    wanted = [budgeted, unbudgeted]
+    # Every text is counted in one call, so the counter can batch and reuse counts; the
+    # unbudgeted catalog is given as its entries, so each is counted once.
+    wanted: list[str | tuple[str, ...]] = [budgeted, _as_parts(unbudgeted, entry_texts)]
     for t in ordered:
-        wanted += [entry_texts.get(t.name, ""), t.body, t.on_load, *(text for _, text in t.docs)]
-    counts = iter(counter.count_many(wanted))
+        body, on_load = _body_and_load(t.body, t.on_load)
+        wanted += [entry_texts.get(t.name, ""), body, on_load, *(text for _, text in t.docs)]
+    counts = iter(counter.count_many(wanted, cache=cache))
     catalog_tokens, catalog_unbudgeted = next(counts), next(counts)
     rows = tuple(_row(t, counts, fates) for t in ordered)
     tally = Counter(fates.values())
@@ -296,6 +361,25 @@ def token_report(
     )
 
 
+def _body_and_load(body: str, on_load: str) -> tuple[str | tuple[str, ...], str | tuple[str, ...]]:
+    """The body and its load text, sharing the body's middle as a part when the load text
+    quotes it (the counter checks every cut, so the sums stay exact)."""
+    head, middle, tail = split_at_safe_cuts(body)
+    at = on_load.find(middle) if middle else -1
+    if at < 0:
+        return body, on_load
+    return (head, middle, tail), (on_load[:at], middle, on_load[at + len(middle) :])
+
+
+def _as_parts(catalog: str, entry_texts: dict[str, str]) -> str | tuple[str, ...]:
+    """``catalog`` as its header, entries and footer when it is exactly that, else whole."""
+    joined = "".join(entry_texts.values())
+    start = catalog.find(joined) if joined else -1
+    if start < 0:
+        return catalog
+    return (catalog[:start], *entry_texts.values(), catalog[start + len(joined) :])
+
+
 def _row(texts: SkillTexts, counts: Iterator[int], fates: dict[str, CatalogFate]) -> SkillTokens:
     """One skill's row; ``counts`` yields its entry's, body's, load's and each doc's tokens."""
     return SkillTokens(
@@ -311,9 +395,8 @@ def _row(texts: SkillTexts, counts: Iterator[int], fates: dict[str, CatalogFate]
     )
 
 
-def _entry_text(entry: CatalogEntry, format: CatalogFormat) -> str:
-    """The text ``entry`` adds to a catalog: rendered alone, minus the empty catalog."""
-    empty = render_catalog([], format=format)
+def _entry_text(entry: CatalogEntry, format: CatalogFormat, empty: str) -> str:
+    """The text ``entry`` adds to a catalog: rendered alone, minus the ``empty`` catalog."""
     alone = render_catalog([entry], format=format)
     same = next(
         (i for i, (a, b) in enumerate(zip(empty, alone, strict=False)) if a != b), len(empty)
@@ -328,7 +411,8 @@ def catalog_fates(
     entries: Sequence[CatalogEntry], rendered: str, *, format: CatalogFormat
 ) -> dict[str, CatalogFate]:
     """What a budgeted catalog ``rendered`` (from ``entries``, in order) shows of each skill."""
-    return _fates(entries, [_entry_text(e, format) for e in entries], rendered, format)
+    empty = render_catalog([], format=format)
+    return _fates(entries, [_entry_text(e, format, empty) for e in entries], rendered, format)
 
 
 def _fates(
@@ -381,6 +465,7 @@ def report_for_repository(
     budget_chars: int | None = None,
     counter: TokenCounter | None = None,
     on_skill: Callable[[str], None] | None = None,
+    cache_dir: str | os.PathLike[str] | None = None,
 ) -> TokenReport:
     """The token report of every skill in ``repo``.
 
@@ -391,12 +476,22 @@ def report_for_repository(
         budget_chars: The catalog budget (the agent's default is 12,000 characters).
         counter: Counts tokens (default: :func:`get_counter` for ``encoding``).
         on_skill: Called with each skill's name once its files are read (progress).
+        cache_dir: A folder where exact counts are kept between runs (the CLI uses
+            skillshelf's cache folder), so unchanged text is not encoded again; None: none.
 
     Raises:
         UsageError: An unknown encoding or format, or a negative budget.
         SkillshelfError: A SKILL.md vanished or no longer parses.
     """
     texts = gather_skill_texts(repo.skills, on_skill=on_skill)
-    return token_report(
-        texts, counter or get_counter(encoding), format=format, budget_chars=budget_chars
+    cache = None if cache_dir is None else CountCache(Path(cache_dir))
+    report = token_report(
+        texts,
+        counter or get_counter(encoding),
+        format=format,
+        budget_chars=budget_chars,
+        cache=cache,
     )
+    if cache is not None:
+        cache.save()
+    return report

@@ -192,11 +192,15 @@ class Skill:
         Raises:
             SkillshelfError: The file vanished, grew past the size cap or no longer parses.
         """
-        parsed = parse_skill_md(self.skill_md, mode="lenient", full=True)
-        if parsed.body is None:
-            problems = "; ".join(d.message for d in parsed.diagnostics if d.severity == "error")
-            raise SkillshelfError(f"Cannot read the body of skill {self.name!r}: {problems}")
-        return parsed.body
+        # Only the frontmatter's split and parse: the manifest was built at discovery.
+        try:
+            raw, _, _ = read_skill_md(self.skill_md, full=True)
+            return parse_frontmatter(decode_skill_md(raw)[0]).body
+        except FrontmatterError as exc:
+            problem = exc.message
+        except OSError as exc:
+            problem = f"Cannot read SKILL.md: {exc.strerror}"
+        raise SkillshelfError(f"Cannot read the body of skill {self.name!r}: {problem}")
 
 
 _DISABLE_MODEL_INVOCATION: Final = [f.name for f in fields(Manifest)].index(

@@ -80,6 +80,8 @@ class SessionStore(Protocol):
 def _check_id(what: str, value: object) -> None:
     if not isinstance(value, str) or not value:
         raise UsageError(f"The {what} id must be a non-empty string, not {value!r}.")
+    if value.isascii():  # the common case, and always valid UTF-8
+        return
     try:
         value.encode("utf-8")
     except UnicodeEncodeError:

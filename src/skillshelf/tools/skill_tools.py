@@ -47,6 +47,7 @@ from skillshelf.errors import (
 from skillshelf.repository import Repository
 from skillshelf.skills.content import list_docs, render_load
 from skillshelf.skills.skill import Skill
+from skillshelf.skills.walk_cache import WalkCache
 from skillshelf.stores import SessionStore, StoreError, open_store
 from skillshelf.tools.spec import ALL_TOOLS, SKILL_TOOLS, UNKNOWN_SKILL_ADVICE
 
@@ -73,6 +74,9 @@ ErrorKind = Literal[
 ]
 SchemaFormat = Literal["openai", "anthropic", "mcp"]
 _DESC_CHARS: Final = 200
+# skill_list's text stops here (≈ 200 skills with the longest descriptions): the catalog of a
+# large repository is for skill_search, and nothing unbounded goes back to the model.
+LIST_CHARS: Final = 50_000
 # True while a declared (user or harness) load runs: it may load user-only skills.
 _BY_USER: ContextVar[bool] = ContextVar("skillshelf_declared_load", default=False)
 _SHOWN_DOCS: Final = 5
@@ -86,6 +90,8 @@ FATAL_STORE_MESSAGE: Final = (
     "The skill system's session store ({kind}) is unavailable or holds unreadable data, so this "
     "call could not complete. Stop retrying it and tell the user the session store failed."
 )
+# The shapes a JSON document of the wrong form makes the session state's from_doc fail with.
+_WRONG_SHAPE: Final = (TypeError, ValueError, AttributeError)
 _STORE_KINDS: Final = {"MemoryStore": "memory", "SQLiteStore": "SQLite", "RedisStore": "Redis"}
 
 
@@ -97,7 +103,9 @@ class ToolResult:
         tool: The tool called.
         status: ``ok``, ``recoverable`` or ``fatal``.
         content: The text the model sees.
-        data: Structured form of the result, when there is one.
+        data: Structured form of the result, when there is one. Read it, do not change it:
+            parts of it may be shared with later calls (``skill_list``'s rows and lists are
+            kept per repository scan).
         kind: Why it failed (None when it did not).
         notes: The slips in the arguments that were forgiven ("arguments adjusted").
     """
@@ -226,6 +234,10 @@ class SkillTools:
             return False
         return by_user or skill.model_invocable
 
+    def _walks(self) -> WalkCache:
+        """The skill folders' walks, kept per scan while unchanged (tree, links, doc list)."""
+        return self.repo.memo("skill_tools.walks", lambda _skills: WalkCache())
+
     def _skill(self, name: str) -> Skill:
         skill = self.repo.find(name)
         if skill is None or (self.visible is not None and not self.visible(skill)):
@@ -288,18 +300,47 @@ class SkillTools:
         return self._parse(self.store.get(self.session_id, self.agent))
 
     def _update(self, fn: Callable[[SessionState], SessionState]) -> SessionState:
-        doc = self.store.update(self.session_id, self.agent, lambda d: fn(self._parse(d)).to_doc())
-        return self._parse(doc)
+        # The state fn made is the stored document's: no need to parse that document again.
+        # (fn may run more than once; the last run is the one stored.)
+        made: list[SessionState] = []
+
+        def step(doc: Any) -> Any:
+            made[:] = [fn(self._parse(doc))]
+            return made[0].to_doc()
+
+        self.store.update(self.session_id, self.agent, step)
+        return made[0]
+
+    def _loaded(self, name: str) -> LoadedSkill | None:
+        """The session's entry for skill ``name``, decoding only that entry of the document
+        (a bounded one: see :data:`~skillshelf.core.session.DEFAULT_MAX_LOADED`).
+
+        Raises:
+            StoreError: As :meth:`state`.
+        """
+        doc = self.store.get(self.session_id, self.agent)
+        loaded = doc.get("loaded") if isinstance(doc, dict) else None
+        if not isinstance(loaded, dict):
+            return self._parse(doc).loaded.get(name)  # no document, or an odd one: in full
+        entry = loaded.get(name)
+        if entry is None:
+            return None
+        try:
+            return LoadedSkill.from_doc(name, entry)
+        except _WRONG_SHAPE as exc:
+            raise self._not_a_state(exc) from exc
 
     def _parse(self, doc: Any) -> SessionState:
         try:
             return SessionState.from_doc(doc)
-        # The shapes a JSON document of the wrong form makes from_doc fail with.
-        except (TypeError, ValueError, AttributeError) as exc:
-            raise StoreError(
-                f"The {self._store_kind()} session document of session {self.session_id!r}, "
-                f"agent {self.agent!r} is not a session state: {exc}"
-            ) from exc
+        except _WRONG_SHAPE as exc:
+            raise self._not_a_state(exc) from exc
+
+    def _not_a_state(self, exc: Exception) -> StoreError:
+        return StoreError(
+            f"The {self._store_kind()} session document of session {self.session_id!r}, "
+            f"agent {self.agent!r} is not a session state: {exc}"
+        )
 
     def _store_kind(self) -> str:
         name = type(self.store).__name__
@@ -412,7 +453,7 @@ class SkillTools:
                 args.skill, args.docs, args.include_all_docs, call_id, history, args.args
             )
         if tool == "skill_list_docs":
-            docs = list_docs(self._skill(args.skill))
+            docs = list_docs(self._skill(args.skill), walks=self._walks())
             text = "\n".join(docs) if docs else "(this skill has no document files)"
             return text, {"skill": args.skill, "docs": docs}
         if tool == "skill_select_docs":
@@ -449,43 +490,62 @@ class SkillTools:
         return "\n".join(lines), {"results": data}
 
     def _list(self) -> tuple[str, dict[str, Any]]:
-        text, rows, commands = self.repo.memo(("skill_tools.list", self.visible), self._listing)
-        # Fresh outer lists for the caller; the rows themselves are shared (read-only).
-        return text, {"skills": list(rows), "commands": list(commands)}
+        text, data = self.repo.memo(("skill_tools.list", self.visible), self._listing)
+        # Kept per scan and shared by every call, lists and rows alike (to be read, never
+        # changed), so a call costs the same at 100 skills as at 100,000.
+        return text, dict(data)
 
-    def _listing(
-        self, all_skills: Sequence[Skill]
-    ) -> tuple[str, tuple[dict[str, Any], ...], tuple[str, ...]]:
+    def _listing(self, all_skills: Sequence[Skill]) -> tuple[str, dict[str, Any]]:
         skills = self._filter(all_skills)
-        rows = [
-            {
-                "name": s.name,
-                "version": s.version,
-                "tags": list(s.tags),
-                "description": _short(s.description),
-                "model_invocable": s.model_invocable,
-            }
-            for s in skills
-        ]
-        lines = []
+        lines: list[str] = []
+        rows: list[dict[str, Any]] = []
+        used = 0
         for skill in skills:
-            if not skill.model_invocable:
-                continue  # the user's to invoke: listed below as a slash command only
-            extras = [f"v{skill.version}"] if skill.version else []
-            extras += [f"tags: {', '.join(skill.tags)}"] if skill.tags else []
-            suffix = f" ({'; '.join(extras)})" if extras else ""
-            lines.append(f"- {skill.name}{suffix}: {_short(skill.description)}")
-        commands = [f"/{s.name}" for s in skills if s.manifest.user_invocable]
+            line = ""
+            if skill.model_invocable:  # user-only skills: listed below as slash commands only
+                extras = [f"v{skill.version}"] if skill.version else []
+                extras += [f"tags: {', '.join(skill.tags)}"] if skill.tags else []
+                suffix = f" ({'; '.join(extras)})" if extras else ""
+                line = f"- {skill.name}{suffix}: {_short(skill.description)}"
+            command = len(skill.name) + 2 if skill.manifest.user_invocable else 0
+            if used + len(line) + 1 + command > LIST_CHARS:
+                break
+            used += (len(line) + 1 if line else 0) + command
+            if line:
+                lines.append(line)
+            rows.append(
+                {
+                    "name": skill.name,
+                    "version": skill.version,
+                    "tags": list(skill.tags),
+                    "description": _short(skill.description),
+                    "model_invocable": skill.model_invocable,
+                }
+            )
+        shown = skills[: len(rows)]
+        commands = [f"/{s.name}" for s in shown if s.manifest.user_invocable]
         if commands:
             lines.append("\nUser slash commands: " + " ".join(commands))
+        if len(rows) < len(skills):
+            lines.append(
+                f"\n[… {len(skills) - len(rows)} more skills not shown ({len(skills)} in all):"
+                " the list stops here. Call skill_search with words from the task to find"
+                " the right one.]"
+            )
         if not lines:
             lines = ["No skills are available."]
-        return "\n".join(lines), tuple(rows), tuple(commands)
+        data = {
+            "skills": rows,
+            "commands": commands,
+            "total": len(skills),
+            "truncated": len(rows) < len(skills),
+        }
+        return "\n".join(lines), data
 
     def _resolve_docs(self, skill: Skill, docs: Sequence[str], include_all: bool) -> list[str]:
         if not docs and not include_all:
             return []  # nothing to check: the skill's folder need not be listed
-        available = list_docs(skill)
+        available = list_docs(skill, walks=self._walks())
         if include_all:
             return available
         unknown = [d for d in docs if _norm(d) not in available]
@@ -513,7 +573,7 @@ class SkillTools:
         selected = self._resolve_docs(skill, docs, include_all)
         selection: DocSelection = "*" if include_all else selected
         digest = f"{skill.mtime_ns}:{skill.size}"
-        before = self.state().loaded.get(name)
+        before = self._loaded(name)
         wants_docs = include_all or bool(docs)
         # Arguments make a fresh invocation: delivered in full, never as the "already loaded" stub.
         fresh = arguments is not None
@@ -540,7 +600,12 @@ class SkillTools:
             where = skill_uri(name).rstrip("/") if self.locations == "uris" else skill.directory
             body = expand(body, arguments, skill_dir=where)
         content = render_load(
-            skill, body, selected, max_doc_chars=self.max_file_chars, directory=directory
+            skill,
+            body,
+            selected,
+            max_doc_chars=self.max_file_chars,
+            directory=directory,
+            walks=self._walks(),
         )
         evicted: list[str] = []
 
@@ -565,7 +630,7 @@ class SkillTools:
         self, name: str, docs: Sequence[str], include_all: bool, mode: str
     ) -> tuple[str, dict[str, Any]]:
         skill = self._skill(name)
-        current = self.state().loaded.get(name)
+        current = self._loaded(name)
         if current is None:
             raise ToolRetry(f"Skill {name!r} is not loaded. Call skill_load first.")
         if mode == "clear":
@@ -578,7 +643,7 @@ class SkillTools:
                 chosen = list(dict.fromkeys([*current.docs, *chosen]))
             selection = "*" if mode == "add" and current.docs == "*" else chosen
         self._update(lambda s: s.select_docs(name, selection) if name in s.loaded else s)
-        shown = list_docs(skill) if selection == "*" else selection
+        shown = list_docs(skill, walks=self._walks()) if selection == "*" else selection
         text = f"Docs selected for {name!r}: " + (", ".join(shown) if shown else "none")
         return text, {"skill": name, "docs": shown}
 
@@ -598,7 +663,7 @@ class SkillTools:
 
     def _unload(self, name: str) -> tuple[str, dict[str, Any]]:
         self._skill(name)
-        was_loaded = name in self.state().loaded
+        was_loaded = self._loaded(name) is not None
         self._update(lambda s: s.unload(name))
         text = f"Skill {name!r} unloaded." if was_loaded else f"Skill {name!r} was not loaded."
         return text, {"skill": name, "was_loaded": was_loaded}

@@ -367,6 +367,7 @@ _ALIASES = {
     for alias in aliases.split()
 }
 _WRAPPERS = (("**", "**"), ("*", "*"), ("`", "`"), ('"', '"'), ("'", "'"), ("“", "”"), ("‘", "’"))
+_OPENERS = frozenset(a[0] for a, _b in _WRAPPERS)
 _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
 _MODE_NOISE = re.compile(r"[\s\-_'\"`*]")
 _BOOLS = {"true": True, "yes": True, "1": True, "false": False, "no": False, "0": False}
@@ -518,7 +519,7 @@ def _normalise(
     model: type[BaseModel], data: dict[str, Any], notes: list[str], names: Collection[str] | None
 ) -> tuple[dict[str, Any], tuple[str, ...]]:
     """Rename aliased keys and fix slipped values; return them and the ignored keys."""
-    fields = model.model_fields
+    fields = _fields(model)
     out: dict[str, Any] = {}
     ignored: list[str] = []
     for key, value in data.items():
@@ -537,7 +538,15 @@ def _normalise(
     return out, tuple(ignored)
 
 
+@functools.lru_cache(maxsize=256)
+def _fields(model: type[BaseModel]) -> Mapping[str, Any]:
+    # Read once per model: pydantic's class attribute is a descriptor costing a few µs a read.
+    return dict(model.model_fields)
+
+
 def _canonical_key(key: str, fields: Mapping[str, object]) -> str | None:
+    if key in fields:  # the common case: the name the schema gives
+        return key
     for candidate in dict.fromkeys((key, _CAMEL.sub("_", key).lower())):
         for target in (candidate, _ALIASES.get(candidate)):
             if target in fields:
@@ -570,6 +579,8 @@ def _fix_value(
 def _unwrap(text: str) -> str:
     """Strip surrounding whitespace, Markdown emphasis, backticks and quotes."""
     text, before = text.strip(), ""
+    if not text or text[0] not in _OPENERS:  # the common case: nothing wrapped
+        return text
     while text != before:
         before = text
         for a, b in _WRAPPERS:
@@ -612,7 +623,7 @@ def _number(value: Any, annotation: type) -> Any:
 
 def _missing(tool: str, model: type[BaseModel], args: Mapping[str, Any]) -> ArgumentProblem | None:
     """A problem for the first required argument that is absent, null or blank."""
-    for field, info in model.model_fields.items():
+    for field, info in _fields(model).items():
         value = args.get(field)
         if info.is_required() and (value is None or (isinstance(value, str) and not value.strip())):
             ask = _ASK.get(field, "Ask the user for it.")

@@ -1,0 +1,154 @@
+"""Walks of skill folders kept while nothing they saw has changed, checked with ``lstat``.
+
+``skill_load`` shows a skill's file tree and checks its body's links against the skill's files
+on every call; walking the folder each time (a listing per folder, a ``stat`` per entry,
+sorting, building entries) costs several times reading SKILL.md. A :class:`WalkCache` keeps the
+walk — and values derived from it, such as the tree shown — and hands it out again after one
+``lstat`` per folder and file it holds, all compared with what the walk saw:
+
+* a file added, removed or renamed changes its folder's modification time;
+* a file written changes its own size or modification time (a write of the same size within
+  the file system's clock tick is invisible, but then everything shown is the same too:
+  the tree shows names and sizes, nothing more);
+* a folder or file swapped for another changes the inode number.
+
+So what a reader gets is what a fresh walk would give. Two cases are never kept, and are
+walked again on every use: walks holding anything but files and folders (a symbolic link can
+change what it leads to without any of these times changing; FIFOs, devices, unreadable or
+capped walks are rare and not worth it), and walks that saw a modification time within
+:data:`RACY_NS` of the walk itself — a change made in the same clock tick as the walk might
+not move the time it changed (the "racy" case ``git`` guards against the same way).
+
+Only the display faces use it (``skill_load``'s tree and link check, the document list);
+the lockfile, the scanner and staging walk afresh, as they must.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+from collections import OrderedDict
+from collections.abc import Callable, Hashable
+from typing import Any, Final, TypeVar
+
+from skillshelf.skills.walk import SkillWalk, walk_skill
+
+__all__ = ["RACY_NS", "KnownWalk", "WalkCache"]
+
+# A modification time this close to the walk may share the file system's clock tick with a
+# later change (a coarse kernel clock ticks every 1-10 ms; two seconds also covers file systems
+# with coarse times and small clock skews between a file server and this machine).
+RACY_NS: Final = 2_000_000_000
+# Skills whose walks are kept; the least recently used is dropped first.
+DEFAULT_LIMIT: Final = 1024
+_T = TypeVar("_T")
+# (path, inode, modification time, size) of the skill folder and of every entry of the walk.
+_Stamp = tuple[str, int, int, int]
+
+
+class KnownWalk:
+    """A skill folder's walk, with values derived from it kept beside it.
+
+    Attributes:
+        walk: The walk.
+        kept: True when the walk is cached (derived values are then kept too).
+    """
+
+    __slots__ = ("_derived", "_lock", "_stamps", "kept", "walk")
+
+    def __init__(self, walk: SkillWalk, stamps: tuple[_Stamp, ...] | None) -> None:
+        self.walk = walk
+        self.kept = stamps is not None
+        self._stamps = stamps or ()
+        self._derived: dict[Hashable, Any] = {}
+        self._lock = threading.Lock()
+
+    def derive(self, key: Hashable, factory: Callable[[SkillWalk], _T]) -> _T:
+        """``factory(walk)``, computed once per walk and ``key`` when the walk is kept.
+
+        The value is shared by every later reader: it must not be changed.
+        """
+        if not self.kept:
+            return factory(self.walk)
+        try:
+            return self._derived[key]  # type: ignore[no-any-return]
+        except KeyError:
+            pass
+        value = factory(self.walk)
+        with self._lock:
+            return self._derived.setdefault(key, value)  # type: ignore[no-any-return]
+
+    def unchanged(self) -> bool:
+        """Whether every folder and file the walk saw is still as it was."""
+        try:
+            for i, (path, ino, mtime_ns, size) in enumerate(self._stamps):
+                # The skill folder itself is followed, as the walk follows it; nothing inside.
+                st = os.lstat(path) if i else os.stat(path)
+                if st.st_ino != ino or st.st_mtime_ns != mtime_ns or st.st_size != size:
+                    return False
+        except OSError:
+            return False
+        return True
+
+
+class WalkCache:
+    """Walks of skill folders by folder, each handed out again only while unchanged.
+
+    Thread-safe. Keep one per repository scan (e.g. through
+    :meth:`~skillshelf.repository.Repository.memo`), so a refresh also starts afresh.
+
+    Args:
+        limit: Folders kept; the least recently used is dropped first.
+    """
+
+    def __init__(self, *, limit: int = DEFAULT_LIMIT) -> None:
+        self._limit = limit
+        self._known: OrderedDict[str, KnownWalk] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, directory: str) -> KnownWalk:
+        """The walk of ``directory`` (a skill folder): the kept one if nothing it saw changed,
+        else a fresh one (kept when it can be checked later)."""
+        with self._lock:
+            known = self._known.get(directory)
+            if known is not None:
+                self._known.move_to_end(directory)
+        if known is not None and known.unchanged():
+            return known
+        known = _walk(directory)
+        with self._lock:
+            if known.kept:
+                self._known[directory] = known
+                self._known.move_to_end(directory)
+                while len(self._known) > self._limit:
+                    self._known.popitem(last=False)
+            else:
+                self._known.pop(directory, None)
+        return known
+
+
+def _walk(directory: str) -> KnownWalk:
+    started = time.time_ns()
+    root = os.path.abspath(directory)
+    try:
+        # Following a link to the folder, as the walk's own listing does.
+        before = os.stat(root)
+    except OSError:
+        return KnownWalk(walk_skill(root), None)
+    walk = walk_skill(root)
+    if walk.capped is not None or any(e.kind not in ("file", "dir") for e in walk.entries):
+        return KnownWalk(walk, None)
+    stamps: list[_Stamp] = [(root, before.st_ino, before.st_mtime_ns, before.st_size)]
+    try:
+        for entry in walk.entries:
+            path = walk.full_path(entry.path)
+            st = os.lstat(path)
+            stamps.append((path, st.st_ino, st.st_mtime_ns, st.st_size))
+    except OSError:  # changed while walked: walk again next time
+        return KnownWalk(walk, None)
+    # Anything changed during the walk (or just before it) has a time past ``racy``.
+    racy = started - RACY_NS
+    if any(mtime_ns >= racy for _path, _ino, mtime_ns, _size in stamps):
+        return KnownWalk(walk, None)
+    return KnownWalk(walk, tuple(stamps))

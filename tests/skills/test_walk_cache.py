@@ -1,0 +1,171 @@
+"""A kept walk is handed out again only while every folder and file it saw is unchanged."""
+
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+
+import pytest
+
+from skillshelf.skills import walk_cache
+from skillshelf.skills.walk import SkillWalk, walk_skill
+from skillshelf.skills.walk_cache import RACY_NS, WalkCache
+from skillshelf.testing import make_skill
+
+# Far enough in the past that a walk trusts the times it sees (see RACY_NS).
+_PAST_NS = time.time_ns() - 3600 * 1_000_000_000
+
+
+def _age(directory: Path) -> None:
+    """Set every time under ``directory`` an hour back: a walk of it can then be kept."""
+    for folder, dirs, files in os.walk(directory, topdown=False):
+        for name in [*files, *dirs]:
+            os.utime(os.path.join(folder, name), ns=(_PAST_NS, _PAST_NS), follow_symlinks=False)
+        os.utime(folder, ns=(_PAST_NS, _PAST_NS))
+
+
+@pytest.fixture
+def skill(tmp_path: Path) -> Path:
+    directory = make_skill(tmp_path, "alpha", files={"references/guide.md": "guide"})
+    _age(directory)
+    return directory
+
+
+@pytest.fixture
+def walks(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The folders actually walked by the cache."""
+    walked: list[str] = []
+
+    def counting(directory: str) -> SkillWalk:
+        walked.append(directory)
+        return walk_skill(directory)
+
+    monkeypatch.setattr(walk_cache, "walk_skill", counting)
+    return walked
+
+
+def _sizes(walk: SkillWalk) -> dict[str, int]:
+    return {e.path: e.size for e in walk.entries if e.kind == "file"}
+
+
+def test_an_unchanged_folder_is_walked_once(skill: Path, walks: list[str]) -> None:
+    cache = WalkCache()
+    first = cache.get(str(skill))
+    assert first.kept
+    assert cache.get(str(skill)) is first
+    assert walks == [str(skill)]
+    assert first.walk == walk_skill(skill)
+
+
+def test_a_derived_value_is_computed_once_per_kept_walk(skill: Path) -> None:
+    cache = WalkCache()
+    made: list[int] = []
+
+    def count(walk: SkillWalk) -> int:
+        made.append(1)
+        return len(walk.entries)
+
+    assert cache.get(str(skill)).derive("n", count) == 3
+    assert cache.get(str(skill)).derive("n", count) == 3
+    assert made == [1]
+
+
+def test_a_file_written_is_seen_by_the_next_get(skill: Path) -> None:
+    cache = WalkCache()
+    assert _sizes(cache.get(str(skill)).walk)["references/guide.md"] == 5
+    (skill / "references" / "guide.md").write_text("a longer guide")
+    assert _sizes(cache.get(str(skill)).walk)["references/guide.md"] == 14
+
+
+def test_a_file_added_deep_down_is_seen_by_the_next_get(skill: Path) -> None:
+    cache = WalkCache()
+    cache.get(str(skill))
+    (skill / "references" / "more.md").write_text("more")
+    assert "references/more.md" in _sizes(cache.get(str(skill)).walk)
+
+
+def test_a_file_removed_is_gone_from_the_next_get(skill: Path) -> None:
+    cache = WalkCache()
+    cache.get(str(skill))
+    (skill / "references" / "guide.md").unlink()
+    assert "references/guide.md" not in _sizes(cache.get(str(skill)).walk)
+
+
+def test_a_file_swapped_for_one_with_the_same_times_and_size_is_seen(
+    skill: Path, walks: list[str]
+) -> None:
+    cache = WalkCache()
+    cache.get(str(skill))
+    guide = skill / "references" / "guide.md"
+    swapped = skill / "references" / "new"
+    swapped.write_text("GUIDE")
+    os.replace(swapped, guide)
+    _age(skill)  # every time as it was: only the inode tells
+    cache.get(str(skill))
+    assert len(walks) == 2
+
+
+def test_a_folder_that_vanished_is_walked_again(skill: Path, walks: list[str]) -> None:
+    cache = WalkCache()
+    cache.get(str(skill))
+    for path in sorted(skill.rglob("*"), reverse=True):
+        path.rmdir() if path.is_dir() else path.unlink()
+    skill.rmdir()
+    assert cache.get(str(skill)).walk.entries == ()
+    assert not cache.get(str(skill)).kept
+
+
+def test_a_walk_of_freshly_changed_files_is_not_kept(tmp_path: Path, walks: list[str]) -> None:
+    # Written just now: a second change within the same clock tick might not move the times.
+    fresh = make_skill(tmp_path, "fresh")
+    cache = WalkCache()
+    assert not cache.get(str(fresh)).kept
+    cache.get(str(fresh))
+    assert len(walks) == 2
+
+
+def test_the_racy_window_is_measured_from_the_walk(skill: Path) -> None:
+    recent = time.time_ns() - RACY_NS // 2
+    os.utime(skill / "SKILL.md", ns=(recent, recent))
+    assert not WalkCache().get(str(skill)).kept
+
+
+def test_a_walk_holding_a_symbolic_link_is_never_kept(skill: Path, walks: list[str]) -> None:
+    (skill / "link.md").symlink_to("references/guide.md")
+    _age(skill)
+    cache = WalkCache()
+    known = cache.get(str(skill))
+    assert not known.kept
+    assert "link.md" in {e.path for e in known.walk.entries}
+    cache.get(str(skill))
+    assert len(walks) == 2
+
+
+def test_the_least_recently_used_folder_is_dropped_past_the_limit(
+    tmp_path: Path, walks: list[str]
+) -> None:
+    folders = [make_skill(tmp_path, name) for name in ("a", "b", "c")]
+    _age(tmp_path)
+    cache = WalkCache(limit=2)
+    for folder in folders:
+        cache.get(str(folder))
+    cache.get(str(folders[2]))
+    cache.get(str(folders[0]))
+    assert walks == [str(folders[0]), str(folders[1]), str(folders[2]), str(folders[0])]
+
+
+def test_a_skill_folder_reached_through_a_link_is_kept_and_followed(
+    skill: Path, tmp_path: Path, walks: list[str]
+) -> None:
+    link = tmp_path / "linked"
+    link.symlink_to(skill)
+    cache = WalkCache()
+    assert cache.get(str(link)).kept
+    assert cache.get(str(link)).kept
+    assert len(walks) == 1
+    other = make_skill(tmp_path / "elsewhere", "alpha", files={"references/guide.md": "other!"})
+    _age(other)
+    link.unlink()
+    link.symlink_to(other)
+    assert _sizes(cache.get(str(link)).walk)["references/guide.md"] == 6
