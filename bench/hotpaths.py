@@ -16,13 +16,14 @@ cycling through skills spread over the whole repository:
   ``bench/data/search_queries.jsonl`` are a realistic mix), ``skill_list`` and
   ``workspace_exec`` set-up (the call up to the executor, which here returns at once: the
   command itself is ``bench/exec.py``'s business);
-* in process, through the MCP server (an SDK client connected in memory to
-  :class:`SkillServer`): ``resources/read``, ``skills/get``, ``prompts/get``, one
-  ``skills/list`` page resumed from a cursor in the middle, ``skill_load`` and
-  ``skill_search`` ("task N");
-* with ``--mcp-stdio N`` (default 10,000; 0: off): ``skill_load``, ``skill_read_file`` and
-  ``resources/read`` over stdio against a real ``skillshelf serve``, beside
-  ``bench/minimal_mcp_server.py`` (``bench/mcp.py``'s machinery);
+* over MCP stdio, against a real ``skillshelf serve --exec --sandbox local`` per size (its
+  start-up is not timed), through the SDK's client (``bench/mcp.py``'s machinery): every
+  tool (``skill_load`` cycling through 50 skills in one session that keeps 20, so every load
+  is a full one; ``workspace_exec`` runs ``true``), ``resources/read``, ``skills/get``,
+  ``prompts/get``, ``skills/list``, ``resources/list`` and ``prompts/list`` pages resumed
+  from a cursor (per entry returned), and ``tools/list``; beside
+  ``bench/minimal_mcp_server.py`` (an SDK server returning the same SKILL.md with no checks)
+  for the calls it has an equivalent of, with the ratio serve / minimal per size.
 * with ``--stdio-search SIZES``: ``skill_search`` ("task N" and the labelled queries) over
   stdio against a real ``skillshelf serve`` per size, with its growth.
 
@@ -36,7 +37,7 @@ few calls and a full ``skills/list`` page, reads its peak RSS (``VmHWM``), and b
 memory of the same set-up down in process with :mod:`tracemalloc`.
 
 Usage: ``python bench/hotpaths.py [--sizes 100,1000,10000] [--large] [--rounds 300]
-[--trees DIR] [--mcp-stdio 10000] [--stdio-search 100,10000] [--rss 100000] [--json]``
+[--trees DIR] [--no-mcp] [--stdio-search 100,10000] [--rss 100000] [--json]``
 (``--large`` adds 100,000; generating that tree takes several minutes, so ``--trees``
 keeps it between runs).
 """
@@ -53,7 +54,7 @@ import sys
 import tempfile
 import time
 import tracemalloc
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
@@ -239,76 +240,143 @@ def measure_in_process(repo: Repository, count: int, rounds: int, work: Path) ->
     return out
 
 
-def measure_mcp_in_memory(repo: Repository, count: int, rounds: int) -> dict[str, float]:
-    import anyio
+_WARM_UP = 3  # untimed calls before each MCP path, on the last skills of the cycle
+
+
+async def _amedian_us(
+    rounds: int,
+    names: list[str],
+    call: Callable[[str], Awaitable[object]],
+    *,
+    warm_up: int = _WARM_UP,
+) -> float:
+    """The median of ``call(name)`` cycling through ``names``, in µs; when the call returns
+    a number of items (a list page), the median per item."""
+    for name in names[-warm_up:]:  # the first calls of a path pay for lazy imports
+        await call(name)
+    samples: list[float] = []
+    for i in range(rounds):
+        name = names[i % len(names)]
+        start = time.perf_counter()
+        items = await call(name)
+        elapsed = time.perf_counter() - start
+        samples.append(elapsed / max(items, 1) if isinstance(items, int) else elapsed)
+    return statistics.median(samples) * 1e6
+
+
+async def _serve_paths(client: Any, count: int, rounds: int) -> dict[str, float]:
+    """Every per-call path of ``skillshelf serve``, through a connected SDK client."""
     import mcp_types as types
-    from mcp import Client
     from pydantic import BaseModel, ConfigDict
 
     from skillshelf.mcpserver.extension import encode_cursor
-    from skillshelf.mcpserver.server import SkillServer
 
     class Raw(BaseModel):
         model_config = ConfigDict(extra="allow")
 
+    async def ext(method: str, params: dict[str, Any]) -> dict[str, Any]:
+        message = types.Request[dict[str, Any], str](method=method, params=params)
+        return dict((await client.session.send_request(message, Raw)).model_extra or {})
+
+    def tool(name: str, **arguments: Any) -> Awaitable[str]:
+        return mcp_bench._tool_text(client, name, arguments)
+
     names = [mcp_bench.skill_name(i * (count - 1) // 49) for i in range(50)]
-    server = SkillServer(repo)
+    queries = {n: f"task {n.rsplit('-', 1)[1].lstrip('0') or '0'}" for n in names}
     out: dict[str, float] = {}
+    listed = await client.list_tools()
+    out["tools/list JSON chars"] = float(sum(len(json.dumps(t.input_schema)) for t in listed.tools))
+    out["MCP tools/list"] = await _amedian_us(
+        max(rounds // 10, 5), names, lambda _n: client.list_tools()
+    )
+    # 50 skills cycled through one session that keeps at most 20: every load is a full one.
+    out["MCP skill_load"] = await _amedian_us(rounds, names, lambda n: tool("skill_load", skill=n))
+    loaded = names[::5]
+    for name in loaded:
+        await tool("skill_load", skill=name)
+    out["MCP skill_read_file SKILL.md"] = await _amedian_us(
+        rounds, loaded, lambda n: tool("skill_read_file", skill=n, path="SKILL.md")
+    )
+    out["MCP skill_list_docs"] = await _amedian_us(
+        rounds, loaded, lambda n: tool("skill_list_docs", skill=n)
+    )
+    out["MCP skill_select_docs"] = await _amedian_us(
+        rounds, loaded, lambda n: tool("skill_select_docs", skill=n, docs=[GUIDE])
+    )
+    out["MCP skill_unload"] = await _amedian_us(
+        rounds, loaded, lambda n: tool("skill_unload", skill=n)
+    )
+    out["MCP skill_search"] = await _amedian_us(
+        rounds, loaded, lambda n: tool("skill_search", query=queries[n], limit=5)
+    )
+    # Every skill, as text and rows: megabytes at 100,000, so only a few calls.
+    out["MCP skill_list (every skill)"] = await _amedian_us(
+        max(rounds // 100, 3), loaded, lambda _n: tool("skill_list")
+    )
+    out["MCP workspace_exec (runs true)"] = await _amedian_us(
+        max(rounds // 3, 5), loaded, lambda n: tool("workspace_exec", skill=n, command="true")
+    )
+    out["MCP resources/read"] = await _amedian_us(
+        rounds, names, lambda n: mcp_bench._resource_text(client, n)
+    )
+    out["MCP skills/get"] = await _amedian_us(
+        rounds, names, lambda n: ext("skills/get", {"uri": f"skill://{n}/SKILL.md"})
+    )
+    out["MCP prompts/get"] = await _amedian_us(
+        rounds, names, lambda n: client.get_prompt(n, {"arguments": "x"})
+    )
 
-    async def timed(label: str, call: Callable[[str], Any]) -> None:
-        samples = []
-        for i in range(rounds):
-            start = time.perf_counter()
-            await call(names[i % len(names)])
-            samples.append(time.perf_counter() - start)
-        out[label] = statistics.median(samples) * 1e6
+    def page(kind: str) -> Callable[[str], Awaitable[int]]:
+        async def items(name: str) -> int:
+            found = await ext(f"{kind}/list", {"cursor": encode_cursor(kind, name)})
+            return len(found[kind])
 
-    async def run() -> None:
-        async with Client(server.server) as client:
+        return items
 
-            async def read(name: str) -> None:
-                await client.read_resource(f"skill://{name}/SKILL.md")
-
-            async def get(name: str) -> None:
-                params = {"uri": f"skill://{name}/SKILL.md"}
-                message = types.Request[dict[str, Any], str](method="skills/get", params=params)
-                await client.session.send_request(message, Raw)
-
-            async def prompt(name: str) -> None:
-                await client.get_prompt(name, {"arguments": "x"})
-
-            async def page(name: str) -> None:
-                params = {"cursor": encode_cursor("skills", name)}
-                message = types.Request[dict[str, Any], str](method="skills/list", params=params)
-                await client.session.send_request(message, Raw)
-
-            await timed("MCP resources/read", read)
-            await timed("MCP skills/get", get)
-            await timed("MCP prompts/get", prompt)
-            await timed("MCP skills/list page after a cursor", page)
-            await timed(
-                "MCP tools/call skill_load",
-                lambda n: client.call_tool("skill_load", {"skill": n}),
-            )
-            await timed(
-                "MCP tools/call skill_search (task N)",
-                lambda n: client.call_tool("skill_search", {"query": f"task {int(n[6:])}"}),
-            )
-
-    anyio.run(run)
+    # Per entry: the page after a skill near the end of the repository holds fewer entries,
+    # and at 100 skills no page is full. Every page is read once untimed (digests, the
+    # frontmatter and the folders' metadata are then cached, as on a server that has run).
+    for kind in ("skills", "resources", "prompts"):
+        out[f"MCP {kind}/list page, per entry"] = await _amedian_us(
+            max(rounds // 3, 5), names, page(kind), warm_up=len(names)
+        )
     return out
 
 
-def measure_stdio(root: Path, count: int, rounds: int) -> dict[str, float]:
+async def _minimal_paths(client: Any, count: int, rounds: int) -> dict[str, float]:
+    """The same files from ``bench/minimal_mcp_server.py``: its tool, resource and prompt."""
+    names = [mcp_bench.skill_name(i * (count - 1) // 49) for i in range(50)]
+    return {
+        "MCP minimal: read_skill tool": await _amedian_us(
+            rounds, names, lambda n: mcp_bench._tool_text(client, "read_skill", {"skill": n})
+        ),
+        "MCP minimal: resources/read": await _amedian_us(
+            rounds, names, lambda n: mcp_bench._resource_text(client, n)
+        ),
+        "MCP minimal: prompts/get": await _amedian_us(
+            rounds, names, lambda n: client.get_prompt("skill", {"skill": n})
+        ),
+    }
+
+
+_Paths = Callable[[Any, int, int], Awaitable[dict[str, float]]]
+
+
+def measure_mcp_stdio(root: Path, count: int, rounds: int) -> dict[str, float]:
+    """Every path over stdio against a real ``skillshelf serve --exec --sandbox local``, and
+    the minimal SDK server's equivalents (``bench/mcp.py``'s machinery)."""
     import anyio
 
-    mcp_bench._SERVE_ARGS[:] = ["--max-dirs", str(max(2000, 4 * count))]
-    serve = anyio.run(mcp_bench.bench_serve, "stdio", root, count, rounds, 0)
-    minimal = anyio.run(mcp_bench.bench_minimal, "stdio", root, count, rounds)
-    out = {f"stdio {k} p50": serve[k]["p50_ms"] * 1000 for k in mcp_bench._PAIRS}
-    out["stdio minimal tool p50"] = minimal["tool"]["p50_ms"] * 1000
-    out["stdio minimal resources/read p50"] = minimal["resources_read"]["p50_ms"] * 1000
-    return out
+    mcp_bench._SERVE_ARGS[:] = [
+        *("--max-dirs", str(max(2000, 4 * count))),
+        *("--exec", "--sandbox", "local"),
+    ]
+
+    async def run(server: str, paths: _Paths) -> dict[str, float]:
+        async with mcp_bench._client(server, "stdio", root, count) as client:
+            return await paths(client, count, rounds)
+
+    return anyio.run(run, "serve", _serve_paths) | anyio.run(run, "minimal", _minimal_paths)
 
 
 def measure_stdio_search(base: Path, sizes: list[int], rounds: int) -> dict[str, float]:
@@ -427,6 +495,15 @@ def _fmt_us(value: float) -> str:
     return f"{value / 1000:.2f} ms" if value >= 1000 else f"{value:.1f} µs"
 
 
+# serve's call over MCP -> the minimal server's call that returns the same file
+_MCP_PAIRS = (
+    ("skill_load", "read_skill tool"),
+    ("skill_read_file SKILL.md", "read_skill tool"),
+    ("resources/read", "resources/read"),
+    ("prompts/get", "prompts/get"),
+)
+
+
 def print_report(results: dict[str, Any]) -> None:
     sizes: list[int] = results["sizes"]
     rows: dict[int, dict[str, float]] = {n: results["by_size"][str(n)] for n in sizes}
@@ -466,20 +543,19 @@ def print_report(results: dict[str, Any]) -> None:
     for n in sizes:
         r = rows[n]
         print(f"  {n:>8,} skills: {r['skill_search'] / r['floor: Repository.search']:.2f}×")
-    stdio = results.get("stdio")
-    if stdio:
-        print(f"MCP stdio at {stdio['skills']:,} skills (serve vs bench/minimal_mcp_server.py):")
-        tool = stdio["stdio minimal tool p50"]
-        res = stdio["stdio minimal resources/read p50"]
-        for call, floor in (
-            ("skill_load", tool),
-            ("skill_read_file", tool),
-            ("resources_read", res),
-        ):
-            value = stdio[f"stdio {call} p50"]
+    if f"MCP {_MCP_PAIRS[0][0]}" in rows[sizes[0]]:
+        print("MCP stdio, serve / bench/minimal_mcp_server.py (the same file, no checks):")
+        print(f"  {'':<44}" + "".join(f"{n:>10,}" for n in sizes))
+        for call, floor in _MCP_PAIRS:
+            ratios = "".join(
+                f"{rows[n][f'MCP {call}'] / rows[n][f'MCP minimal: {floor}']:>9.2f}×" for n in sizes
+            )
+            print(f"  {call + ' / ' + floor:<44}{ratios}")
+        chars = results.get("tools_list_chars", {})
+        if chars:
             print(
-                f"  {call:<16} p50 {_fmt_us(value):>10}  minimal {_fmt_us(floor):>10}"
-                f"  ratio {value / floor:.2f}×"
+                "  tools/list input schemas: "
+                + ", ".join(f"{int(chars[str(n)]):,} chars at {n:,}" for n in sizes)
             )
     stdio_search = results.get("stdio_search")
     if stdio_search:
@@ -510,7 +586,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--large", action="store_true", help="add 100,000 skills")
     parser.add_argument("--rounds", type=int, default=300, help="calls of each kind per size")
     parser.add_argument("--trees", type=Path, help="keep generated trees here between runs")
-    parser.add_argument("--mcp-stdio", type=int, default=10_000, help="stdio size (0: off)")
+    parser.add_argument("--no-mcp", action="store_true", help="skip the MCP stdio section")
     parser.add_argument("--rss", type=int, default=0, help="peak RSS of serve at N skills")
     parser.add_argument(
         "--stdio-search", default="", help="sizes for skill_search over stdio (e.g. 100,10000)"
@@ -518,7 +594,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args(argv)
     sizes = sorted({int(s) for s in args.sizes.split(",")} | ({100_000} if args.large else set()))
-    results: dict[str, Any] = {"sizes": sizes, "rounds": args.rounds, "by_size": {}}
+    results: dict[str, Any] = {
+        "sizes": sizes,
+        "rounds": args.rounds,
+        "by_size": {},
+        "tools_list_chars": {},
+    }
     with tempfile.TemporaryDirectory() as tmp:
         base = args.trees or Path(tmp)
         base.mkdir(parents=True, exist_ok=True)
@@ -528,13 +609,13 @@ def main(argv: list[str] | None = None) -> int:
             if len(repo) != count:
                 raise RuntimeError(f"found {len(repo)} skills under {root}, expected {count}")
             row = measure_in_process(repo, count, args.rounds, Path(tmp))
-            row |= measure_mcp_in_memory(repo, count, args.rounds)
-            results["by_size"][str(count)] = row
             del repo
             gc.collect()
-        if args.mcp_stdio:
-            stdio = measure_stdio(tree(base, args.mcp_stdio), args.mcp_stdio, args.rounds)
-            results["stdio"] = stdio | {"skills": args.mcp_stdio}
+            if not args.no_mcp:
+                row |= measure_mcp_stdio(root, count, args.rounds)
+                chars = row.pop("tools/list JSON chars")
+                results["tools_list_chars"][str(count)] = chars
+            results["by_size"][str(count)] = row
         if args.stdio_search:
             stdio_sizes = sorted(int(n) for n in args.stdio_search.split(","))
             results["stdio_search"] = measure_stdio_search(base, stdio_sizes, args.rounds)

@@ -1,9 +1,10 @@
 """The reference for ``bench/mcp.py``: the smallest useful server written with the official SDK.
 
-One tool, ``read_skill(skill)``, and one resource template, ``skill://{skill}/SKILL.md``, both
-returning the text of ``ROOT/<skill>/SKILL.md`` — the same file ``skill_load``,
-``skill_read_file`` and ``resources/read`` deliver from ``skillshelf serve``, without any of
-its checks (no discovery, validation, path containment, session state or escaping).
+One tool, ``read_skill(skill)``, one resource template, ``skill://{skill}/SKILL.md``, and one
+prompt, ``skill(skill)``, all returning the text of ``ROOT/<skill>/SKILL.md`` — the same file
+``skill_load``, ``skill_read_file``, ``resources/read`` and ``prompts/get`` deliver from
+``skillshelf serve``, without any of its checks (no discovery, validation, path containment,
+session state, substitution or escaping).
 
 Usage: ``python bench/minimal_mcp_server.py ROOT [--transport stdio|http]``; over HTTP it
 listens on a free loopback port and prints ``minimal: serving on URL`` on stderr.
@@ -40,6 +41,11 @@ def build(root: Path) -> MCPServer[Any]:
     @server.resource("skill://{skill}/SKILL.md", mime_type="text/markdown")
     def skill_md(skill: str) -> str:
         """A skill's SKILL.md."""
+        return (root / skill / "SKILL.md").read_text(encoding="utf-8")
+
+    @server.prompt()
+    def skill(skill: str) -> str:
+        """A skill's SKILL.md as a user message."""
         return (root / skill / "SKILL.md").read_text(encoding="utf-8")
 
     return server

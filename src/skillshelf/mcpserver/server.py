@@ -90,8 +90,14 @@ __all__ = ["SkillServer"]
 
 logger = logging.getLogger("skillshelf.mcp")
 
+# resources/list and prompts/list pages: whole skills, at least this many items a page (the
+# last page excepted), so a page costs the same at 100 skills and at 100,000.
 RESOURCES_PAGE: Final = 500
+PROMPTS_PAGE: Final = 500
 INSTRUCTIONS_BUDGET: Final = 8_000  # characters of catalog in the server's instructions
+# Names in the tools' `skill` enum at most (the library's default): about 18,000 characters
+# in each of the five tools that take a skill.
+ENUM_LIMIT: Final = 1_000
 MAX_TRACKED_SESSIONS: Final = 1_000  # legacy sessions told about list changes
 # Every tool result's structuredContent: the text the model should read (exactly the text
 # content), the status, and the tool's own fields (workspace_exec's exit_code, stdout, …).
@@ -129,6 +135,10 @@ class SkillServer:
         workspaces: Where the workspaces live (default: a folder in the temp dir).
         exec_policy: What ``workspace_exec`` may run.
         instructions_budget: Characters of catalog offered as the server's instructions.
+        enum_limit: Up to this many visible skills, the tools' ``skill`` argument is an enum
+            of their names; above it, a plain string (every tool's schema would otherwise
+            carry every name to the client's model on each request) that the server checks
+            as before, answering an unknown name with the closest ones.
         name: The server's name in ``serverInfo``.
         handle_secret: Signs the conversation handles of sessionless (2026-07-28) requests;
             every worker behind one load balancer needs the same one. Default: a random
@@ -148,6 +158,7 @@ class SkillServer:
         workspaces: WorkspaceManager | None = None,
         exec_policy: ExecPolicy | None = None,
         instructions_budget: int = INSTRUCTIONS_BUDGET,
+        enum_limit: int = ENUM_LIMIT,
         name: str = "skillshelf",
         handle_secret: bytes | None = None,
         handle_lifetime_s: float = HANDLE_LIFETIME_S,
@@ -167,6 +178,7 @@ class SkillServer:
         self.store = store if store is not None else open_store(None)
         self.load_mode: LoadMode = load_mode
         self.instructions_budget = instructions_budget
+        self.enum_limit = enum_limit
         self.tool_names: tuple[str, ...] = ALL_TOOLS if enable_exec else SKILL_TOOLS
         self.bus = InMemorySubscriptionBus()
         self._stdio_session = uuid.uuid4().hex
@@ -264,7 +276,17 @@ class SkillServer:
     # -- instructions ----------------------------------------------------------------------
 
     def instructions(self, viewer: Viewer) -> str:
-        """The catalog as server instructions, within the budget."""
+        """The catalog as server instructions, within the budget.
+
+        Without a visibility hook every viewer reads the same text: it is rendered once per
+        scan (every ``initialize`` sends it; at 100,000 skills a render takes seconds).
+        """
+        if self.shelf.visible is None:
+            key = ("mcp.instructions", viewer.remote, self.instructions_budget)
+            return self.repo.memo(key, lambda _skills: self._instructions(viewer))
+        return self._instructions(viewer)
+
+    def _instructions(self, viewer: Viewer) -> str:
         entries = [
             CatalogEntry(s.name, s.description, file_uri(s.name))
             for s in self.shelf.skills(viewer)
@@ -299,17 +321,24 @@ class SkillServer:
     async def _list_resources(
         self, ctx: ServerRequestContext[Any, Any], params: PaginatedRequestParams | None
     ) -> ListResourcesResult:
-        offset = decode_cursor("resources", params.cursor if params else None) or 0
-        if not isinstance(offset, int) or offset < 0:
+        after = decode_cursor("resources", params.cursor if params else None)
+        if after is not None and not isinstance(after, str):
             raise MCPError(code=INVALID_PARAMS, message="Invalid cursor for resources/list")
         viewer = self.viewer_of(ctx)
 
         def listing() -> ListResourcesResult:
-            resources = [r for s in self.shelf.skills(viewer) for r in self._resources_of(s)]
-            page = resources[offset : offset + RESOURCES_PAGE]
-            more = offset + RESOURCES_PAGE < len(resources)
-            cursor = encode_cursor("resources", offset + RESOURCES_PAGE) if more else None
-            return ListResourcesResult(resources=page, next_cursor=cursor)
+            # Whole skills, resumed after the last name sent: a page costs the skills it
+            # holds, not a pass over every skill (and every skill's files) of the repository.
+            page: list[Resource] = []
+            last: str | None = None
+            for skill in self.shelf.skills_after(after, viewer):
+                if len(page) >= RESOURCES_PAGE:
+                    return ListResourcesResult(
+                        resources=page, next_cursor=encode_cursor("resources", str(last))
+                    )
+                last = skill.name
+                page += self._resources_of(skill)
+            return ListResourcesResult(resources=page)
 
         return await guarded(listing)
 
@@ -385,6 +414,7 @@ class SkillServer:
             workspace=self.workspaces,
             executor=self.executor,
             exec_policy=self.exec_policy,
+            enum_limit=self.enum_limit,
         )
 
     def _serves_anyone(self, skill: Skill) -> bool:
@@ -443,13 +473,17 @@ class SkillServer:
                 minted, viewer = mint.handle, dataclasses.replace(viewer, session=mint.key)
                 sessionless = False
         tools = self._tools_for(viewer)
-        try:
-            result = await anyio.to_thread.run_sync(lambda: tools.call(params.name, arguments))
-        finally:
-            if sessionless:
-                # Nothing can name this request's state again: it ends with the request.
-                await self.end_session(viewer.session)
-        return _tool_result(result, minted)
+
+        def call() -> ToolResult:
+            try:
+                return tools.call(params.name, arguments)
+            finally:
+                if sessionless:
+                    # Nothing can name this request's state again: it ends with the request,
+                    # in the same worker thread (no second hop per call).
+                    self._drop_state(viewer.session)
+
+        return _tool_result(await anyio.to_thread.run_sync(call), minted)
 
     def _refused_handle(self, tool: str, problem: str, owner: str) -> CallToolResult:
         fresh = self.handles.mint(owner).handle
@@ -472,21 +506,31 @@ class SkillServer:
     async def end_session(self, key: str) -> None:
         """Forget a session: its tool state, its workspace, its list-change subscription."""
         self._sessions.pop(key, None)
+        await anyio.to_thread.run_sync(self._drop_state, key)
+
+    def _drop_state(self, key: str) -> None:
         try:
-            await anyio.to_thread.run_sync(self.store.delete_session, key)
+            self.store.delete_session(key)
         except StoreError:  # the state expires with the store's TTL anyway
             logger.warning("could not delete the state of an ended session", exc_info=True)
         if self.workspaces is not None:
-            await anyio.to_thread.run_sync(self.workspaces.close, key)
+            self.workspaces.close(key)
 
     # -- prompts -------------------------------------------------------------------------
 
     async def _list_prompts(
         self, ctx: ServerRequestContext[Any, Any], params: PaginatedRequestParams | None
     ) -> ListPromptsResult:
-        prompts = [
-            _prompt(s) for s in self.shelf.skills(self.viewer_of(ctx)) if s.manifest.user_invocable
-        ]
+        after = decode_cursor("prompts", params.cursor if params else None)
+        if after is not None and not isinstance(after, str):
+            raise MCPError(code=INVALID_PARAMS, message="Invalid cursor for prompts/list")
+        prompts: list[Prompt] = []
+        for skill in self.shelf.skills_after(after, self.viewer_of(ctx)):
+            if len(prompts) == PROMPTS_PAGE:
+                cursor = encode_cursor("prompts", prompts[-1].name)
+                return ListPromptsResult(prompts=prompts, next_cursor=cursor)
+            if skill.manifest.user_invocable:
+                prompts.append(_prompt(skill))
         return ListPromptsResult(prompts=prompts)
 
     async def _get_prompt(

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import bisect
 import datetime
-import itertools
 import logging
 import math
 import os
@@ -105,7 +104,8 @@ class Shelf:
             "shelf.sorted", lambda found: (found, tuple(s.name for s in found))
         )
         start = 0 if after is None else bisect.bisect_right(names, after)
-        return (s for s in itertools.islice(skills, start, None) if self.serves(s, viewer))
+        # By index: islice would step through the `start` skills before the page one by one.
+        return (skills[i] for i in range(start, len(skills)) if self.serves(skills[i], viewer))
 
     def skill(self, name: str, viewer: Viewer) -> Skill:
         """The skill called ``name``, if ``viewer`` may see it.
