@@ -11,6 +11,7 @@ from skillshelf.exec.executors import select_executor
 from skillshelf.exec.runner import (
     KILL_GRACE_S,
     BwrapExecutor,
+    Limits,
     LocalExecutor,
     RunSpec,
     SandboxUnavailableError,
@@ -72,6 +73,30 @@ def test_local_limits_apply_to_the_child(tmp_path: Path) -> None:
     code = "import resource; print(resource.getrlimit(resource.RLIMIT_NOFILE)[0])"
     result = LocalExecutor().run(_spec(tmp_path, "python3", "-c", code))
     assert result.stdout.strip() == "256"
+
+
+@pytest.mark.parametrize("through_prlimit", [True, False], ids=["prlimit", "preexec_fn"])
+def test_every_limit_reaches_the_child_either_way_it_is_spawned(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, through_prlimit: bool
+) -> None:
+    from skillshelf.exec import runner
+
+    if through_prlimit:
+        assert runner._prlimit() is not None, "util-linux prlimit is expected on this machine"
+    else:
+        monkeypatch.setattr(runner, "_prlimit", lambda: None)
+    limits = Limits(
+        address_space=512 << 20, cpu_s=77, file_size=3 << 20, open_files=99, processes=55
+    )
+    code = (
+        "import resource as r; print(*(r.getrlimit(getattr(r, 'RLIMIT_' + n)) for n in"
+        " ('AS', 'CPU', 'FSIZE', 'NOFILE', 'NPROC')))"
+    )
+    result = LocalExecutor().run(_spec(tmp_path, "python3", "-c", code, limits=limits))
+    assert result.stdout.split(") (") and result.exit_code == 0
+    shown = result.stdout.strip()
+    for value in (512 << 20, 77, 3 << 20, 99, 55):
+        assert f"({value}, {value})" in shown
 
 
 def test_bwrap_sees_the_workspace_at_a_fixed_root(bwrap: BwrapExecutor, tmp_path: Path) -> None:
