@@ -23,9 +23,8 @@ cycling through skills spread over the whole repository:
   ``prompts/get``, ``skills/list``, ``resources/list`` and ``prompts/list`` pages resumed
   from a cursor (per entry returned), and ``tools/list``; beside
   ``bench/minimal_mcp_server.py`` (an SDK server returning the same SKILL.md with no checks)
-  for the calls it has an equivalent of, with the ratio serve / minimal per size.
-* with ``--stdio-search SIZES``: ``skill_search`` ("task N" and the labelled queries) over
-  stdio against a real ``skillshelf serve`` per size, with its growth.
+  for the calls it has an equivalent of, with the ratio serve / minimal per size;
+  ``skill_search`` both with "task N" and with the labelled queries.
 
 Each row prints the median per size and the growth ratio against 100 skills (the target is
 ≤ 1.5× at 10,000 and 100,000), and ``skill_load`` over ``Skill.body()`` of the same skills
@@ -37,7 +36,7 @@ few calls and a full ``skills/list`` page, reads its peak RSS (``VmHWM``), and b
 memory of the same set-up down in process with :mod:`tracemalloc`.
 
 Usage: ``python bench/hotpaths.py [--sizes 100,1000,10000] [--large] [--rounds 300]
-[--trees DIR] [--no-mcp] [--stdio-search 100,10000] [--rss 100000] [--json]``
+[--trees DIR] [--no-mcp] [--rss 100000] [--json]``
 (``--large`` adds 100,000; generating that tree takes several minutes, so ``--trees``
 keeps it between runs).
 """
@@ -309,6 +308,10 @@ async def _serve_paths(client: Any, count: int, rounds: int) -> dict[str, float]
     out["MCP skill_search"] = await _amedian_us(
         rounds, loaded, lambda n: tool("skill_search", query=queries[n], limit=5)
     )
+    labelled = [json.loads(line)["query"] for line in LABELLED.read_text("utf-8").splitlines()]
+    out["MCP skill_search (labelled queries)"] = await _amedian_us(
+        rounds, labelled, lambda q: tool("skill_search", query=q, limit=5)
+    )
     # Every skill, as text and rows: megabytes at 100,000, so only a few calls.
     out["MCP skill_list (every skill)"] = await _amedian_us(
         max(rounds // 100, 3), loaded, lambda _n: tool("skill_list")
@@ -377,47 +380,6 @@ def measure_mcp_stdio(root: Path, count: int, rounds: int) -> dict[str, float]:
             return await paths(client, count, rounds)
 
     return anyio.run(run, "serve", _serve_paths) | anyio.run(run, "minimal", _minimal_paths)
-
-
-def measure_stdio_search(base: Path, sizes: list[int], rounds: int) -> dict[str, float]:
-    """Median of ``skill_search`` over stdio against ``skillshelf serve``, per size."""
-    import anyio
-
-    out: dict[str, float] = {}
-
-    async def run(root: Path, count: int) -> None:
-        async with mcp_bench._client("serve", "stdio", root, count) as client:
-            calls: list[tuple[str, str, Callable[[int], dict[str, Any]]]] = [
-                (
-                    "task N",
-                    "skill_search",
-                    lambda i: {"query": f"task {i * 7919 % count}", "limit": 5},
-                ),
-                (
-                    "labelled queries",
-                    "skill_search",
-                    lambda i: {"query": json.loads(lines[i % len(lines)])["query"], "limit": 5},
-                ),
-                # The transport and server alone: a per-skill call that returns little.
-                (
-                    "control: list_docs",
-                    "skill_list_docs",
-                    lambda i: {"skill": mcp_bench.skill_name(i * 7919 % count)},
-                ),
-            ]
-            for label, tool, arguments in calls:
-                samples = []
-                for i in range(rounds):
-                    start = time.perf_counter()
-                    await client.call_tool(tool, arguments(i))
-                    samples.append(time.perf_counter() - start)
-                out[f"{count} {label}"] = statistics.median(samples) * 1e6
-
-    lines = LABELLED.read_text(encoding="utf-8").splitlines()
-    for count in sizes:
-        mcp_bench._SERVE_ARGS[:] = ["--max-dirs", str(max(2000, 4 * count))]
-        anyio.run(run, tree(base, count), count)
-    return out
 
 
 def _vm(pid: int | str, key: str) -> int:
@@ -557,14 +519,6 @@ def print_report(results: dict[str, Any]) -> None:
                 "  tools/list input schemas: "
                 + ", ".join(f"{int(chars[str(n)]):,} chars at {n:,}" for n in sizes)
             )
-    stdio_search = results.get("stdio_search")
-    if stdio_search:
-        print("MCP stdio skill_search against serve, median:")
-        sizes_s = results["stdio_search_sizes"]
-        for label in ("task N", "labelled queries", "control: list_docs"):
-            medians: list[float] = [stdio_search[f"{n} {label}"] for n in sizes_s]
-            cells = "  ".join(f"{n:,}: {_fmt_us(v)}" for n, v in zip(sizes_s, medians, strict=True))
-            print(f"  {label:<17} {cells}  (×{medians[-1] / medians[0]:.2f} vs {sizes_s[0]:,})")
     rss = results.get("rss")
     if rss:
         mib = 1024 * 1024
@@ -588,9 +542,6 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--trees", type=Path, help="keep generated trees here between runs")
     parser.add_argument("--no-mcp", action="store_true", help="skip the MCP stdio section")
     parser.add_argument("--rss", type=int, default=0, help="peak RSS of serve at N skills")
-    parser.add_argument(
-        "--stdio-search", default="", help="sizes for skill_search over stdio (e.g. 100,10000)"
-    )
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args(argv)
     sizes = sorted({int(s) for s in args.sizes.split(",")} | ({100_000} if args.large else set()))
@@ -616,10 +567,6 @@ def main(argv: list[str] | None = None) -> int:
                 chars = row.pop("tools/list JSON chars")
                 results["tools_list_chars"][str(count)] = chars
             results["by_size"][str(count)] = row
-        if args.stdio_search:
-            stdio_sizes = sorted(int(n) for n in args.stdio_search.split(","))
-            results["stdio_search"] = measure_stdio_search(base, stdio_sizes, args.rounds)
-            results["stdio_search_sizes"] = stdio_sizes
         if args.rss:
             results["rss"] = measure_rss(tree(base, args.rss), args.rss)
     if args.json:
