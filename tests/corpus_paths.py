@@ -18,6 +18,18 @@ OBRA: Final = CORPUS / "obra-superpowers" / "skills"
 OPENAI: Final = CORPUS / "openai-skills" / "skills"
 COLLECTIONS: Final = ("anthropic-skills", "obra-superpowers", "openai-skills")
 COLLECTION_ROOTS: Final = (ANTHROPIC, OBRA, OPENAI)
+_REPO: Final = Path(__file__).resolve().parents[1]
+# The labelled search queries and the skills they are labelled over (bench/search_quality.py).
+SEARCH_QUERIES: Final = _REPO / "bench" / "data" / "search_queries.jsonl"
+SEARCH_ROOTS: Final = (
+    _REPO / "examples" / "skills",
+    _REPO / "examples" / "skills-zh",
+    ANTHROPIC,
+    OBRA,
+    OPENAI / ".curated",
+    OPENAI / ".experimental",
+    OPENAI / ".system",
+)
 
 _missing = [str(root) for root in COLLECTION_ROOTS if not root.is_dir()]
 if _missing:

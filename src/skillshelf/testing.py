@@ -10,6 +10,8 @@ each user message its own script, so concurrent conversations (an eval) can shar
 from __future__ import annotations
 
 import json
+import os
+import time
 from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -79,3 +81,13 @@ def make_skill(
         else:
             path.write_text(content, encoding="utf-8")
     return directory
+
+
+def age_tree(directory: Path, seconds: int = 3600) -> None:
+    """Set every time under ``directory`` (and its own) ``seconds`` back, links not followed:
+    caches that distrust just-written files (a racy timestamp) then keep what they read."""
+    past = time.time_ns() - seconds * 1_000_000_000
+    for folder, dirs, files in os.walk(directory, topdown=False):
+        for name in [*files, *dirs]:
+            os.utime(os.path.join(folder, name), ns=(past, past), follow_symlinks=False)
+    os.utime(directory, ns=(past, past))

@@ -12,22 +12,13 @@ from pathlib import Path
 
 import pytest
 
-from corpus_paths import ANTHROPIC, OBRA, OPENAI
+from corpus_paths import SEARCH_QUERIES, SEARCH_ROOTS
 from skillshelf.repository import Repository
 from skillshelf.skills.validate import validate_path
 from skillshelf.testing import make_skill
 
-ROOT = Path(__file__).resolve().parents[2]
-QUERIES = ROOT / "bench" / "data" / "search_queries.jsonl"
-ROOTS = (
-    ROOT / "examples" / "skills",
-    ROOT / "examples" / "skills-zh",
-    ANTHROPIC,
-    OBRA,
-    OPENAI / ".curated",
-    OPENAI / ".experimental",
-    OPENAI / ".system",
-)
+QUERIES = SEARCH_QUERIES
+ROOTS = SEARCH_ROOTS
 
 
 @pytest.fixture(scope="module")
@@ -66,7 +57,7 @@ def test_chinese_top1_is_as_good_as_english(ranks: dict[str, list[int]]) -> None
 
 
 def test_the_chinese_examples_are_strictly_valid() -> None:
-    reports = validate_path(ROOT / "examples" / "skills-zh", mode="strict")
+    reports = validate_path(SEARCH_ROOTS[1], mode="strict")
     assert len(reports) == 6
     assert all(report.valid and not report.diagnostics for report in reports)
 

@@ -4,25 +4,15 @@ from __future__ import annotations
 
 import json
 import random
-from pathlib import Path
 
 import pytest
 
-from corpus_paths import ANTHROPIC, OBRA, OPENAI
+from corpus_paths import SEARCH_QUERIES, SEARCH_ROOTS
 from skillshelf.core.search import SearchIndex
 from skillshelf.repository import Repository
 
-ROOT = Path(__file__).resolve().parents[2]
-QUERIES = ROOT / "bench" / "data" / "search_queries.jsonl"
-ROOTS = (
-    ROOT / "examples" / "skills",
-    ROOT / "examples" / "skills-zh",
-    ANTHROPIC,
-    OBRA,
-    OPENAI / ".curated",
-    OPENAI / ".experimental",
-    OPENAI / ".system",
-)
+QUERIES = SEARCH_QUERIES
+ROOTS = SEARCH_ROOTS
 
 
 @pytest.fixture(scope="module")

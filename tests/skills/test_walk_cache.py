@@ -11,18 +11,12 @@ import pytest
 from skillshelf.skills import walk_cache
 from skillshelf.skills.walk import SkillWalk, walk_skill
 from skillshelf.skills.walk_cache import RACY_NS, WalkCache
-from skillshelf.testing import make_skill
+from skillshelf.testing import age_tree, make_skill
 
 # Far enough in the past that a walk trusts the times it sees (see RACY_NS).
-_PAST_NS = time.time_ns() - 3600 * 1_000_000_000
 
 
-def _age(directory: Path) -> None:
-    """Set every time under ``directory`` an hour back: a walk of it can then be kept."""
-    for folder, dirs, files in os.walk(directory, topdown=False):
-        for name in [*files, *dirs]:
-            os.utime(os.path.join(folder, name), ns=(_PAST_NS, _PAST_NS), follow_symlinks=False)
-        os.utime(folder, ns=(_PAST_NS, _PAST_NS))
+_age = age_tree  # an hour back: walks of the tree are then kept between calls
 
 
 @pytest.fixture

@@ -8,7 +8,6 @@ removed, hidden or reserved for the user is refused and gone from every list.
 
 from __future__ import annotations
 
-import os
 import queue
 import shutil
 import time
@@ -19,7 +18,7 @@ import pytest
 
 from skillshelf.repository import Changes, Repository
 from skillshelf.skills.skill import Skill
-from skillshelf.testing import make_skill
+from skillshelf.testing import age_tree, make_skill
 from skillshelf.tools.skill_tools import SkillTools
 
 EVENT_WAIT_S = 5.0
@@ -176,15 +175,8 @@ def test_a_skill_the_watcher_adds_is_offered_and_loads(root: Path) -> None:
 
 # -- skill folders' walks (skills.walk_cache): kept while unchanged, renewed by a refresh ----
 
-_PAST_NS = time.time_ns() - 3600 * 1_000_000_000
 
-
-def _age(directory: Path) -> None:
-    """Every time under ``directory`` an hour back, so its walks are kept between calls."""
-    for folder, dirs, files in os.walk(directory, topdown=False):
-        for name in [*files, *dirs]:
-            os.utime(os.path.join(folder, name), ns=(_PAST_NS, _PAST_NS), follow_symlinks=False)
-        os.utime(folder, ns=(_PAST_NS, _PAST_NS))
+_age = age_tree  # an hour back: walks of the tree are then kept between calls
 
 
 @pytest.fixture
