@@ -215,7 +215,7 @@ def test_an_edit_within_one_clock_tick_of_the_last_scan_reaches_search_and_chang
         data, _mtime_ns, size, st = real_read(path, full=full)
         return data, frozen, size, _FrozenClockStat(st, frozen)
 
-    real_read = discovery.read_skill_md_stat
+    real_read = skill.read_skill_md_stat
     monkeypatch.setattr(discovery, "read_skill_md_stat", coarse)
     make_skill(tmp_path / "skills", "demo", description="Alpha zebra.")
     repo = Repository([tmp_path / "skills"], cache_dir=False)
