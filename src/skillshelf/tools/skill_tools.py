@@ -785,7 +785,6 @@ def _norm(path: str) -> str:
     return path.strip().replace("\\", "/").removeprefix("./")
 
 
-
 def _listing_within(skills: Sequence[Skill], budget: int) -> tuple[str, dict[str, Any]]:
     """``skill_list``'s text and data, with at most ``budget`` characters of skill lines and
     slash commands."""
