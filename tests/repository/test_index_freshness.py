@@ -190,3 +190,42 @@ def test_a_reused_skill_keeps_its_manifest_and_warnings(tmp_path: Path, trusting
     assert again.diagnostics == first.diagnostics
     assert [d.code for d in again.diagnostics] == ["field.unknown"]
     assert again.stamp == first.stamp
+
+
+class _FrozenClockStat:
+    """A ``stat`` result from a file system whose clock did not tick between two writes."""
+
+    def __init__(self, st: os.stat_result, frozen_ns: int) -> None:
+        self._st = st
+        self.st_mtime_ns = self.st_ctime_ns = frozen_ns
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._st, name)
+
+
+def test_an_edit_within_one_clock_tick_of_the_last_scan_reaches_search_and_changes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # On a file system with coarse timestamps (one second on HFS+, ext3, many NFS servers),
+    # an edit of the same size right after a scan keeps every stamp; discovery reads such
+    # racy files again, and the refresh must then report the change and rebuild the search.
+    frozen = time.time_ns()
+
+    def coarse(path: Any, *, full: bool) -> tuple[bytes, int, int, Any]:
+        data, _mtime_ns, size, st = real_read(path, full=full)
+        return data, frozen, size, _FrozenClockStat(st, frozen)
+
+    real_read = skill.read_skill_md_stat
+    monkeypatch.setattr(discovery, "read_skill_md_stat", coarse)
+    make_skill(tmp_path / "skills", "demo", description="Alpha zebra.")
+    repo = Repository([tmp_path / "skills"], cache_dir=False)
+    assert [h.name for h in repo.search("zebra")] == ["demo"]
+    skill_md = tmp_path / "skills" / "demo" / "SKILL.md"
+    skill_md.write_text(skill_md.read_text().replace("Alpha zebra.", "Bravo koala."))
+
+    changes = repo.refresh()
+
+    assert repo.find("demo").description == "Bravo koala."  # type: ignore[union-attr]
+    assert changes.changed == ("demo",)
+    assert [(h.name, h.description) for h in repo.search("koala")] == [("demo", "Bravo koala.")]
+    assert repo.search("zebra") == []

@@ -163,3 +163,29 @@ def test_a_skill_folder_reached_through_a_link_is_kept_and_followed(
     link.unlink()
     link.symlink_to(other)
     assert _sizes(cache.get(str(link)).walk)["references/guide.md"] == 6
+
+
+def _next_ctime_tick(path: Path) -> None:
+    """Wait (bounded) until a change made now gets a later change time than ``path`` has."""
+    probe = path.parent / ".ctime-probe"
+    before = os.stat(path).st_ctime_ns
+    deadline = time.monotonic() + 5
+    while time.monotonic() < deadline:
+        probe.write_text("x")
+        if os.stat(probe).st_ctime_ns > before:
+            probe.unlink()
+            return
+    raise AssertionError("the file system's change time did not move within 5 s")
+
+
+def test_a_file_added_with_the_folder_time_put_back_is_seen(skill: Path) -> None:
+    # tar, rsync -t and cp -p put a folder's modification time back after adding to it; the
+    # folder's size does not move either; only its change time tells.
+    cache = WalkCache()
+    assert cache.get(str(skill)).kept
+    before = os.stat(skill)
+    _next_ctime_tick(skill)
+    (skill / "added.md").write_text("new")
+    os.utime(skill, ns=(before.st_atime_ns, before.st_mtime_ns))
+    assert os.stat(skill).st_mtime_ns == before.st_mtime_ns
+    assert "added.md" in _sizes(cache.get(str(skill)).walk)

@@ -164,7 +164,8 @@ def test_list_of_a_large_repository_stops_at_its_cap_and_points_to_search(
     for i in range(400):
         make_skill(root, f"skill-{i:04d}", f"Skill {i} does a task. " + "word " * 60)
     result = _ok(SkillTools(Repository([root], cache_dir=False)).call("skill_list"))
-    assert LIST_CHARS - 300 < len(result.content) <= LIST_CHARS + 300
+    # The lines, the slash commands and the note on what was left out all fit under the cap.
+    assert LIST_CHARS - 300 < len(result.content) <= LIST_CHARS
     shown = [line for line in result.content.splitlines() if line.startswith("- skill-")]
     assert 100 < len(shown) < 400
     assert f"{400 - len(shown)} more skills not shown (400 in all)" in result.content

@@ -614,12 +614,15 @@ def _trust_gate(
 def _diff(before: dict[str, Skill], after: dict[str, Skill]) -> Changes:
     added = tuple(n for n in after if n not in before)
     removed = tuple(n for n in before if n not in after)
+    # A skill rebuilt from a SKILL.md with the same stamps is one discovery read again because
+    # it changed too recently to trust them (a same-size edit in the same clock tick keeps
+    # every stamp): its manifest then tells whether it changed.
     changed = tuple(
         n
         for n, s in after.items()
         if (b := before.get(n)) is not None
         and b is not s
-        and (b.directory, b.stamp) != (s.directory, s.stamp)
+        and ((b.directory, b.stamp) != (s.directory, s.stamp) or b.manifest != s.manifest)
     )
     return Changes(added, changed, removed)
 

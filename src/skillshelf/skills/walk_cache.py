@@ -10,7 +10,11 @@ walk — and values derived from it, such as the tree shown — and hands it out
 * a file written changes its own size or modification time (a write of the same size within
   the file system's clock tick is invisible, but then everything shown is the same too:
   the tree shows names and sizes, nothing more);
-* a folder or file swapped for another changes the inode number.
+* a folder or file swapped for another changes the inode number;
+* and any of these, even when a tool puts the modification time back afterwards (``tar``,
+  ``rsync -t``, ``cp -p`` and ``touch -d`` restore times; a folder's size does not move when
+  an entry is added on most file systems), changes the inode's change time (``ctime``), which
+  no system call sets.
 
 So what a reader gets is what a fresh walk would give. Two cases are never kept, and are
 walked again on every use: walks holding anything but files and folders (a symbolic link can
@@ -43,8 +47,8 @@ RACY_NS: Final = 2_000_000_000
 # Skills whose walks are kept; the least recently used is dropped first.
 DEFAULT_LIMIT: Final = 1024
 _T = TypeVar("_T")
-# (path, inode, modification time, size) of the skill folder and of every entry of the walk.
-_Stamp = tuple[str, int, int, int]
+# (path, inode, modification time, change time, size) of the skill folder and of every entry.
+_Stamp = tuple[str, int, int, int, int]
 
 
 class KnownWalk:
@@ -82,10 +86,15 @@ class KnownWalk:
     def unchanged(self) -> bool:
         """Whether every folder and file the walk saw is still as it was."""
         try:
-            for i, (path, ino, mtime_ns, size) in enumerate(self._stamps):
+            for i, (path, ino, mtime_ns, ctime_ns, size) in enumerate(self._stamps):
                 # The skill folder itself is followed, as the walk follows it; nothing inside.
                 st = os.lstat(path) if i else os.stat(path)
-                if st.st_ino != ino or st.st_mtime_ns != mtime_ns or st.st_size != size:
+                if (
+                    st.st_ino != ino
+                    or st.st_mtime_ns != mtime_ns
+                    or st.st_ctime_ns != ctime_ns
+                    or st.st_size != size
+                ):
                     return False
         except OSError:
             return False
@@ -139,16 +148,18 @@ def _walk(directory: str) -> KnownWalk:
     walk = walk_skill(root)
     if walk.capped is not None or any(e.kind not in ("file", "dir") for e in walk.entries):
         return KnownWalk(walk, None)
-    stamps: list[_Stamp] = [(root, before.st_ino, before.st_mtime_ns, before.st_size)]
+    stamps: list[_Stamp] = [
+        (root, before.st_ino, before.st_mtime_ns, before.st_ctime_ns, before.st_size)
+    ]
     try:
         for entry in walk.entries:
             path = walk.full_path(entry.path)
             st = os.lstat(path)
-            stamps.append((path, st.st_ino, st.st_mtime_ns, st.st_size))
+            stamps.append((path, st.st_ino, st.st_mtime_ns, st.st_ctime_ns, st.st_size))
     except OSError:  # changed while walked: walk again next time
         return KnownWalk(walk, None)
     # Anything changed during the walk (or just before it) has a time past ``racy``.
     racy = started - RACY_NS
-    if any(mtime_ns >= racy for _path, _ino, mtime_ns, _size in stamps):
+    if any(mtime_ns >= racy for _path, _ino, mtime_ns, _ctime_ns, _size in stamps):
         return KnownWalk(walk, None)
     return KnownWalk(walk, tuple(stamps))

@@ -497,50 +497,14 @@ class SkillTools:
 
     def _listing(self, all_skills: Sequence[Skill]) -> tuple[str, dict[str, Any]]:
         skills = self._filter(all_skills)
-        lines: list[str] = []
-        rows: list[dict[str, Any]] = []
-        used = 0
-        for skill in skills:
-            line = ""
-            if skill.model_invocable:  # user-only skills: listed below as slash commands only
-                extras = [f"v{skill.version}"] if skill.version else []
-                extras += [f"tags: {', '.join(skill.tags)}"] if skill.tags else []
-                suffix = f" ({'; '.join(extras)})" if extras else ""
-                line = f"- {skill.name}{suffix}: {_short(skill.description)}"
-            command = len(skill.name) + 2 if skill.manifest.user_invocable else 0
-            if used + len(line) + 1 + command > LIST_CHARS:
-                break
-            used += (len(line) + 1 if line else 0) + command
-            if line:
-                lines.append(line)
-            rows.append(
-                {
-                    "name": skill.name,
-                    "version": skill.version,
-                    "tags": list(skill.tags),
-                    "description": _short(skill.description),
-                    "model_invocable": skill.model_invocable,
-                }
-            )
-        shown = skills[: len(rows)]
-        commands = [f"/{s.name}" for s in shown if s.manifest.user_invocable]
-        if commands:
-            lines.append("\nUser slash commands: " + " ".join(commands))
-        if len(rows) < len(skills):
-            lines.append(
-                f"\n[… {len(skills) - len(rows)} more skills not shown ({len(skills)} in all):"
-                " the list stops here. Call skill_search with words from the task to find"
-                " the right one.]"
-            )
-        if not lines:
-            lines = ["No skills are available."]
-        data = {
-            "skills": rows,
-            "commands": commands,
-            "total": len(skills),
-            "truncated": len(rows) < len(skills),
-        }
-        return "\n".join(lines), data
+        budget = LIST_CHARS
+        text, data = _listing_within(skills, budget)
+        # The slash-command heading and the note on what was left out come on top of the
+        # lines counted: shrink the room for lines until they fit too.
+        while len(text) > LIST_CHARS:
+            budget -= len(text) - LIST_CHARS
+            text, data = _listing_within(skills, budget)
+        return text, data
 
     def _resolve_docs(self, skill: Skill, docs: Sequence[str], include_all: bool) -> list[str]:
         if not docs and not include_all:
@@ -819,6 +783,55 @@ def _within(skill: Skill, path: str) -> str:
 
 def _norm(path: str) -> str:
     return path.strip().replace("\\", "/").removeprefix("./")
+
+
+def _listing_within(skills: Sequence[Skill], budget: int) -> tuple[str, dict[str, Any]]:
+    """``skill_list``'s text and data, with at most ``budget`` characters of skill lines and
+    slash commands."""
+    lines: list[str] = []
+    rows: list[dict[str, Any]] = []
+    used = 0
+    for skill in skills:
+        line = ""
+        if skill.model_invocable:  # user-only skills: listed below as slash commands only
+            extras = [f"v{skill.version}"] if skill.version else []
+            extras += [f"tags: {', '.join(skill.tags)}"] if skill.tags else []
+            suffix = f" ({'; '.join(extras)})" if extras else ""
+            line = f"- {skill.name}{suffix}: {_short(skill.description)}"
+        command = len(skill.name) + 2 if skill.manifest.user_invocable else 0
+        if used + len(line) + 1 + command > budget:
+            break
+        used += (len(line) + 1 if line else 0) + command
+        if line:
+            lines.append(line)
+        rows.append(
+            {
+                "name": skill.name,
+                "version": skill.version,
+                "tags": list(skill.tags),
+                "description": _short(skill.description),
+                "model_invocable": skill.model_invocable,
+            }
+        )
+    shown = skills[: len(rows)]
+    commands = [f"/{s.name}" for s in shown if s.manifest.user_invocable]
+    if commands:
+        lines.append("\nUser slash commands: " + " ".join(commands))
+    if len(rows) < len(skills):
+        lines.append(
+            f"\n[… {len(skills) - len(rows)} more skills not shown ({len(skills)} in all):"
+            " the list stops here. Call skill_search with words from the task to find"
+            " the right one.]"
+        )
+    if not lines:
+        lines = ["No skills are available."]
+    data = {
+        "skills": rows,
+        "commands": commands,
+        "total": len(skills),
+        "truncated": len(rows) < len(skills),
+    }
+    return "\n".join(lines), data
 
 
 def _short(text: str) -> str:
