@@ -374,3 +374,15 @@ def test_a_corrupt_or_unwritable_count_cache_is_only_a_miss(tmp_path: Path) -> N
     unwritable = tokens.CountCache(blocked / "cache")
     assert counter.count_many(["hello world"], cache=unwritable) == [2]
     unwritable.save()  # logged and ignored
+
+
+def test_a_count_cache_with_foreign_values_is_only_a_miss(tmp_path: Path) -> None:
+    import marshal
+
+    counter = get_counter("o200k_base", backend="tiktoken")
+    key = tokens._digest("hello world")
+    for counts in ({key: "2"}, {key: -5}, {"hello": 2}, [key, 2]):
+        (tmp_path / "tokens-o200k_base.bin").write_bytes(
+            marshal.dumps((tokens._CACHE_FORMAT, counts))
+        )
+        assert counter.count_many(["hello world"], cache=tokens.CountCache(tmp_path)) == [2]

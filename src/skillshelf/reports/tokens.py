@@ -232,8 +232,10 @@ class CountCache:
             try:
                 with open(self._path(encoding), "rb") as fh:
                     fmt, counts = marshal.load(fh)
-                if fmt == _CACHE_FORMAT and isinstance(counts, dict):
+                if fmt == _CACHE_FORMAT and _well_formed(counts):
                     self._stored[encoding] = counts
+                else:
+                    logger.debug("token count cache %s ignored: not ours", self._path(encoding))
             except (OSError, ValueError, EOFError, TypeError):
                 logger.debug("token count cache %s not read", self._path(encoding), exc_info=True)
         return self._stored[encoding]
@@ -259,6 +261,14 @@ class CountCache:
 _CACHE_FORMAT: Final = "skillshelf-tokens-1"
 # About 30 MB of file: counts of the paragraphs of some 100,000 skills.
 _MAX_CACHED: Final = 1_000_000
+
+
+def _well_formed(counts: object) -> bool:
+    """A cache file's counts as this module writes them: digests to non-negative ints (a
+    file edited or written by something else is a miss, never a wrong count or a crash)."""
+    return isinstance(counts, dict) and all(
+        type(k) is bytes and type(v) is int and v >= 0 for k, v in counts.items()
+    )
 
 
 def _digest(text: str) -> bytes:
