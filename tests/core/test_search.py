@@ -4,23 +4,15 @@ from __future__ import annotations
 
 import random
 import re
-from dataclasses import dataclass
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from search_stub import Skill
 from skillshelf.core.search import SearchHit, SearchIndex, closest_names
 from skillshelf.core.words import split_words
 from skillshelf.errors import UsageError
-
-
-@dataclass(frozen=True, slots=True)
-class Skill:
-    name: str
-    description: str
-    triggers: tuple[str, ...] = ()
-    tags: tuple[str, ...] = ()
 
 
 def _names(hits: list[SearchHit]) -> list[str]:

@@ -3,23 +3,14 @@
 from __future__ import annotations
 
 import random
-from dataclasses import dataclass
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from search_stub import Skill
 from skillshelf.core import postings
 from skillshelf.core.search import SearchIndex
-
-
-@dataclass(frozen=True, slots=True)
-class Skill:
-    name: str
-    description: str
-    triggers: tuple[str, ...] = ()
-    tags: tuple[str, ...] = ()
-
 
 _COMMON = [
     "pdf",
