@@ -36,14 +36,13 @@ from collections import OrderedDict
 from collections.abc import Callable, Hashable
 from typing import Any, Final, TypeVar
 
+# A modification time within RACY_NS of the walk may share the file system's clock tick with a
+# later change: the same window as the discovery index's (one constant for both caches).
+from skillshelf.skills.index_cache import RACY_NS
 from skillshelf.skills.walk import SkillWalk, walk_skill
 
 __all__ = ["RACY_NS", "KnownWalk", "WalkCache"]
 
-# A modification time this close to the walk may share the file system's clock tick with a
-# later change (a coarse kernel clock ticks every 1-10 ms; two seconds also covers file systems
-# with coarse times and small clock skews between a file server and this machine).
-RACY_NS: Final = 2_000_000_000
 # Skills whose walks are kept; the least recently used is dropped first.
 DEFAULT_LIMIT: Final = 1024
 _T = TypeVar("_T")
