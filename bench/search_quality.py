@@ -101,7 +101,7 @@ def _old_index_class(revision: str) -> Builder:
 @contextmanager
 def _jieba_words() -> Iterator[None]:
     """Swap CJK bigrams for jieba's segmentation (search-engine mode) inside the block."""
-    import jieba  # type: ignore[import-untyped]
+    import jieba
 
     jieba.setLogLevel(60)
     cjk = re.compile(f"[{words_module._CJK}]+")
