@@ -22,6 +22,7 @@ from skillshelf.testing import make_skill
 from skillshelf.tools.skill_tools import (
     FATAL_INTERNAL_MESSAGE,
     LIST_CHARS,
+    LIST_PAGE,
     DeclaredLoadError,
     SchemaFormat,
     SkillTools,
@@ -156,23 +157,80 @@ def test_list_shows_versions_tags_and_user_slash_commands(tools: SkillTools) -> 
     assert result.data["skills"][0]["tags"] == ["csv", "reports"]
 
 
-def test_list_of_a_large_repository_stops_at_its_cap_and_points_to_search(
-    tmp_path: Path,
-) -> None:
+def _pages(tools: SkillTools) -> list[ToolResult]:
+    """Every page of skill_list, following the cursors."""
+    pages = [_ok(tools.call("skill_list"))]
+    while (data := pages[-1].data) is not None and data["next_cursor"] is not None:
+        pages.append(_ok(tools.call("skill_list", {"cursor": data["next_cursor"]})))
+        assert len(pages) < 100
+    return pages
+
+
+def _listed(page: ToolResult) -> list[str]:
+    assert page.data is not None
+    return [row["name"] for row in page.data["skills"]]
+
+
+def test_list_of_a_large_repository_comes_in_pages_of_list_page_skills(tmp_path: Path) -> None:
     root = tmp_path / "many"
-    root.mkdir()
-    for i in range(400):
+    for i in range(250):
         make_skill(root, f"skill-{i:04d}", f"Skill {i} does a task. " + "word " * 60)
-    result = _ok(SkillTools(Repository([root], cache_dir=False)).call("skill_list"))
-    # The lines, the slash commands and the note on what was left out all fit under the cap.
-    assert LIST_CHARS - 300 < len(result.content) <= LIST_CHARS
-    shown = [line for line in result.content.splitlines() if line.startswith("- skill-")]
-    assert 100 < len(shown) < 400
-    assert f"{400 - len(shown)} more skills not shown (400 in all)" in result.content
-    assert "skill_search" in result.content.splitlines()[-1]
-    assert result.data is not None
-    assert result.data["total"] == 400 and result.data["truncated"] is True
-    assert [row["name"] for row in result.data["skills"]] == [line[2:12] for line in shown]
+    first = _ok(SkillTools(Repository([root], cache_dir=False)).call("skill_list"))
+    shown = [line for line in first.content.splitlines() if line.startswith("- skill-")]
+    assert len(shown) == LIST_PAGE
+    assert first.data is not None
+    assert first.data["total"] == 250 and first.data["truncated"] is True
+    assert first.data["start"] == 0 and first.data["next_cursor"] == "skill-0099"
+    assert _listed(first) == [line[2:12] for line in shown]
+    note = first.content.splitlines()[-1]
+    assert "150 more skills after this page (250 in all)" in note
+    assert "cursor 'skill-0099'" in note and "skill_search" in note
+
+
+def test_list_pages_cover_every_visible_skill_once_in_order(tmp_path: Path) -> None:
+    root = tmp_path / "many"
+    for i in range(230):
+        make_skill(root, f"skill-{i:04d}", f"Skill {i} does a task.")
+    tools = SkillTools(
+        Repository([root], cache_dir=False), visible=lambda s: not s.name.endswith("7")
+    )
+    pages = _pages(tools)
+    names = [name for page in pages for name in _listed(page)]
+    assert names == [f"skill-{i:04d}" for i in range(230) if i % 10 != 7]
+    assert [page.data["start"] for page in pages if page.data] == [0, 100, 200]
+    last = pages[-1]
+    assert last.data is not None and last.data["truncated"] is False
+    assert "more skills after this page" not in last.content
+
+
+def test_list_page_stops_at_list_chars_and_the_next_page_goes_on(tmp_path: Path) -> None:
+    root = tmp_path / "tagged"
+    # 64 tags of 200 characters: about 13,000 characters a line, so a page holds 3 skills.
+    tags = [f"t{j:02d}" + "x" * 197 for j in range(64)]
+    for i in range(8):
+        make_skill(root, f"skill-{i}", f"Skill {i}.", frontmatter={"tags": tags})
+    pages = _pages(SkillTools(Repository([root], cache_dir=False)))
+    assert all(len(page.content) <= LIST_CHARS for page in pages)
+    assert [len(_listed(page)) for page in pages] == [3, 3, 2]
+    assert [name for page in pages for name in _listed(page)] == [f"skill-{i}" for i in range(8)]
+
+
+def test_list_cursor_of_a_removed_skill_goes_on_after_its_place(tmp_path: Path) -> None:
+    root = tmp_path / "many"
+    for i in range(120):
+        make_skill(root, f"skill-{i:04d}", f"Skill {i} does a task.")
+    tools = SkillTools(Repository([root], cache_dir=False))
+    page = _ok(tools.call("skill_list", {"cursor": "skill-0049x"}))
+    assert _listed(page)[0] == "skill-0050"
+    end = _ok(tools.call("skill_list", {"cursor": "zzz"}))
+    assert end.content == "No more skills after 'zzz' (120 in all)."
+    assert end.data is not None and end.data["skills"] == [] and end.data["truncated"] is False
+
+
+def test_list_cursor_longer_than_a_name_is_an_invalid_argument(tools: SkillTools) -> None:
+    result = tools.call("skill_list", {"cursor": "x" * 1000})
+    assert result.status == "recoverable"
+    assert "cursor" in result.content
 
 
 def test_list_of_an_empty_repository_says_so(tmp_path: Path) -> None:

@@ -113,7 +113,9 @@ def test_a_skill_reserved_for_the_user_by_an_edit_leaves_the_enum(root: Path) ->
         "skills": [*_rows(repo, "alpha", "beta"), *_rows(repo, "gamma")],
         "commands": ["/alpha", "/beta", "/gamma"],
         "total": 3,
+        "start": 0,
         "truncated": False,
+        "next_cursor": None,
     }
 
 

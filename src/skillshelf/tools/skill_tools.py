@@ -13,6 +13,7 @@ unexpected exception — both logged with their traceback on the ``skillshelf.to
 
 from __future__ import annotations
 
+import bisect
 import copy
 import html
 import logging
@@ -74,8 +75,11 @@ ErrorKind = Literal[
 ]
 SchemaFormat = Literal["openai", "anthropic", "mcp"]
 _DESC_CHARS: Final = 200
-# skill_list's text stops here (≈ 200 skills with the longest descriptions): the catalog of a
-# large repository is for skill_search, and nothing unbounded goes back to the model.
+# skill_list answers a page at a time: at most LIST_PAGE skills and LIST_CHARS characters
+# (a page of long tags stops early), then a cursor for the next page. The catalog of a large
+# repository is for skill_search; a page keeps every answer, and so every call, the same size
+# at 100 skills as at 100,000, and nothing unbounded goes back to the model.
+LIST_PAGE: Final = 100
 LIST_CHARS: Final = 50_000
 # True while a declared (user or harness) load runs: it may load user-only skills.
 _BY_USER: ContextVar[bool] = ContextVar("skillshelf_declared_load", default=False)
@@ -447,7 +451,7 @@ class SkillTools:
         if tool == "skill_search":
             return self._search(args.query, args.limit)
         if tool == "skill_list":
-            return self._list()
+            return self._list(args.cursor)
         if tool == "skill_load":
             return self._load(
                 args.skill, args.docs, args.include_all_docs, call_id, history, args.args
@@ -489,22 +493,21 @@ class SkillTools:
         data = [{"name": h.name, "description": _short(h.description)} for h in hits]
         return "\n".join(lines), {"results": data}
 
-    def _list(self) -> tuple[str, dict[str, Any]]:
-        text, data = self.repo.memo(("skill_tools.list", self.visible), self._listing)
-        # Kept per scan and shared by every call, lists and rows alike (to be read, never
-        # changed), so a call costs the same at 100 skills as at 100,000.
-        return text, dict(data)
+    def _list(self, cursor: str | None) -> tuple[str, dict[str, Any]]:
+        if cursor is None:
+            # The first page, the usual call, is kept per scan and shared by every call (to be
+            # read, never changed); later pages cost O(page + log N).
+            text, data = self.repo.memo(
+                ("skill_tools.list", self.visible),
+                lambda skills: _list_page(*self._visible(skills), None),
+            )
+            return text, dict(data)
+        skills, names = self.repo.memo(("skill_tools.visible", self.visible), self._visible)
+        return _list_page(skills, names, cursor)
 
-    def _listing(self, all_skills: Sequence[Skill]) -> tuple[str, dict[str, Any]]:
+    def _visible(self, all_skills: Sequence[Skill]) -> tuple[tuple[Skill, ...], list[str]]:
         skills = self._filter(all_skills)
-        budget = LIST_CHARS
-        text, data = _listing_within(skills, budget)
-        # The slash-command heading and the note on what was left out come on top of the
-        # lines counted: shrink the room for lines until they fit too.
-        while len(text) > LIST_CHARS:
-            budget -= len(text) - LIST_CHARS
-            text, data = _listing_within(skills, budget)
-        return text, data
+        return skills, [s.name for s in skills]
 
     def _resolve_docs(self, skill: Skill, docs: Sequence[str], include_all: bool) -> list[str]:
         if not docs and not include_all:
@@ -785,9 +788,32 @@ def _norm(path: str) -> str:
     return path.strip().replace("\\", "/").removeprefix("./")
 
 
-def _listing_within(skills: Sequence[Skill], budget: int) -> tuple[str, dict[str, Any]]:
-    """``skill_list``'s text and data, with at most ``budget`` characters of skill lines and
-    slash commands."""
+def _list_page(
+    skills: Sequence[Skill], names: Sequence[str], cursor: str | None
+) -> tuple[str, dict[str, Any]]:
+    """The page of ``skill_list`` after the skill named ``cursor`` (the first page with None)
+    among the visible ``skills`` and their ``names``. Names are sorted, so a cursor whose skill
+    has gone since still finds its place."""
+    start = 0 if cursor is None else bisect.bisect_right(names, cursor)
+    page = skills[start : start + LIST_PAGE]
+    budget = LIST_CHARS
+    text, data = _listing_within(page, budget, total=len(skills), start=start)
+    # The slash-command heading and the note on what is left come on top of the lines counted:
+    # shrink the room for lines until they fit too (a page always keeps its first skill).
+    while len(text) > LIST_CHARS:
+        budget -= len(text) - LIST_CHARS
+        text, data = _listing_within(page, budget, total=len(skills), start=start)
+    if cursor is not None and not page:
+        text = f"No more skills after {clip(cursor)!r} ({len(skills)} in all)."
+    return text, data
+
+
+def _listing_within(
+    skills: Sequence[Skill], budget: int, *, total: int, start: int
+) -> tuple[str, dict[str, Any]]:
+    """One page of ``skill_list``: the text and data of ``skills`` (the page's part of the
+    ``total`` visible skills, from index ``start``), with at most ``budget`` characters of
+    skill lines and slash commands."""
     lines: list[str] = []
     rows: list[dict[str, Any]] = []
     used = 0
@@ -799,7 +825,7 @@ def _listing_within(skills: Sequence[Skill], budget: int) -> tuple[str, dict[str
             suffix = f" ({'; '.join(extras)})" if extras else ""
             line = f"- {skill.name}{suffix}: {_short(skill.description)}"
         command = len(skill.name) + 2 if skill.manifest.user_invocable else 0
-        if used + len(line) + 1 + command > budget:
+        if rows and used + len(line) + 1 + command > budget:
             break
         used += (len(line) + 1 if line else 0) + command
         if line:
@@ -817,19 +843,23 @@ def _listing_within(skills: Sequence[Skill], budget: int) -> tuple[str, dict[str
     commands = [f"/{s.name}" for s in shown if s.manifest.user_invocable]
     if commands:
         lines.append("\nUser slash commands: " + " ".join(commands))
-    if len(rows) < len(skills):
+    left = total - start - len(rows)
+    cursor = shown[-1].name if left > 0 and shown else None
+    if cursor is not None:
         lines.append(
-            f"\n[… {len(skills) - len(rows)} more skills not shown ({len(skills)} in all):"
-            " the list stops here. Call skill_search with words from the task to find"
-            " the right one.]"
+            f"\n[… {left} more skills after this page ({total} in all). Call skill_list with"
+            f" cursor {cursor!r} for the next page, or skill_search with words from the task"
+            " to find the right one.]"
         )
     if not lines:
         lines = ["No skills are available."]
     data = {
         "skills": rows,
         "commands": commands,
-        "total": len(skills),
-        "truncated": len(rows) < len(skills),
+        "total": total,
+        "start": start,
+        "truncated": cursor is not None,
+        "next_cursor": cursor,
     }
     return "\n".join(lines), data
 

@@ -123,9 +123,18 @@ class SkillSearchArgs(ToolArgs):
 class SkillListArgs(ToolArgs):
     tool_name = "skill_list"
     tool_description = (
-        "List every available skill with its description, and the user's slash commands. "
-        "Call it when you need the whole catalog, e.g. to say which skills exist."
+        "List every available skill with its description, and the user's slash commands; a "
+        "long catalog comes in pages (pass the cursor an answer gives for the next one). Call "
+        "it when you need the whole catalog, e.g. to say which skills exist."
     )
+    cursor: Annotated[
+        str | None,
+        StringConstraints(strip_whitespace=True, max_length=_MAX_NAME),
+        Field(
+            description="Where the list goes on: the cursor given at the end of the previous "
+            "page. Omit it for the first page."
+        ),
+    ] = None
 
 
 class SkillLoadArgs(ToolArgs):
