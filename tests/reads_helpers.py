@@ -20,6 +20,7 @@ T = TypeVar("T")
 
 # Every face answers a hostile skill in well under a second; the margin is for busy CI.
 DEADLINE_S = 60.0
+REAL_DWELL_S = 0.0002  # how long a Swapper leaves the real file in place between swaps
 _SRC = str(Path(skillshelf.__file__).resolve().parents[1])
 
 
@@ -99,3 +100,7 @@ class Swapper:
             os.unlink(path)
             os.rename(parked, path)  # the real file or folder again
             self.swaps += 1
+            # Stay real for a moment (the wait lets go of the GIL): on a loaded two-core machine
+            # a reader could otherwise meet the link or the gap on every read, and the test
+            # could not tell a refused race from a face that always refuses.
+            self._stop.wait(REAL_DWELL_S)
