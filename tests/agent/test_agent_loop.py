@@ -19,6 +19,7 @@ from skillshelf.agent.loop import (
     MaxStepsError,
     RunResult,
 )
+from skillshelf.core.session import SessionState
 from skillshelf.core.slash import SlashCommandError
 from skillshelf.errors import ToolFailed, ToolRetry, UsageError
 from skillshelf.models import ModelRequest
@@ -380,10 +381,10 @@ def test_sub_agent_has_its_own_state_and_no_inherited_declared_loads(repo: Repos
     assert "ALPHA BODY" in texts(parent_model.requests[0])
     assert all("ALPHA BODY" not in texts(r) for r in child_model.requests)
     assert child_model.requests[0].messages[-1] == {"role": "user", "content": "find beta"}
-    parent_state = store.get("shared-session", "main") or {}
-    child_state = store.get("shared-session", "researcher") or {}
-    assert set(parent_state["loaded"]) == {"alpha"}
-    assert set(child_state["loaded"]) == {"beta"}
+    parent_state = SessionState.from_entries(store.get_entries("shared-session", "main"))
+    child_state = SessionState.from_entries(store.get_entries("shared-session", "researcher"))
+    assert set(parent_state.loaded) == {"alpha"}
+    assert set(child_state.loaded) == {"beta"}
 
 
 def test_declared_unknown_skill_fails_before_any_request(repo: Repository) -> None:

@@ -9,7 +9,12 @@ from pathlib import Path
 import pytest
 
 from skillshelf.agent.loop import Agent
-from skillshelf.core.session import FATAL_REPEAT_MESSAGE, MAX_IDENTICAL_FAILURES, call_signature
+from skillshelf.core.session import (
+    FAILURES_ENTRY,
+    FATAL_REPEAT_MESSAGE,
+    MAX_IDENTICAL_FAILURES,
+    call_signature,
+)
 from skillshelf.errors import ToolRetry
 from skillshelf.repository import Repository
 from skillshelf.stores import open_store
@@ -64,5 +69,5 @@ def test_the_count_lives_in_the_session_state(repo: Repository) -> None:
     agent.run_sync("one", session_id="s")
     second = agent.run_sync("two", session_id="s")  # a new conversation, the same session
     assert second.tool_calls[0].retry_count == 1
-    state = store.get("s", "main") or {}
-    assert state["failures"][call_signature("flaky", '{"path": "x"}')] == 2
+    (counts,) = store.get_entries("s", "main", [FAILURES_ENTRY]).values()
+    assert counts[call_signature("flaky", '{"path": "x"}')] == 2

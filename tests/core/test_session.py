@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import multiprocessing
 import threading
+from collections.abc import Collection, Mapping
 from pathlib import Path
 from typing import get_args
 
@@ -17,7 +18,7 @@ import pytest
 from skillshelf.core.session import LoadedSkill, LoadMode, SessionState
 from skillshelf.errors import UsageError
 from skillshelf.repository import Repository
-from skillshelf.stores import Doc, SessionStore, Updater
+from skillshelf.stores import Doc, EntriesUpdater, SessionStore
 from skillshelf.stores.memory import MemoryStore
 from skillshelf.stores.sqlite import SQLiteStore
 from skillshelf.testing import make_skill
@@ -100,12 +101,12 @@ def test_empty_document_is_the_empty_state() -> None:
     assert SessionState.from_doc({}) == SessionState()
 
 
-def test_state_round_trips_through_its_json_form() -> None:
+def test_state_round_trips_through_its_store_entries() -> None:
     state, _ = _loaded_state("a").load(
         "b", mode="session", docs="*", digest="9:9", call_id="c7", max_loaded=5
     )
     state = state.record_failure("sig")[0].begin_turn().after_request()
-    assert SessionState.from_doc(state.to_doc()) == state
+    assert SessionState.from_entries(state.to_entries()) == state
 
 
 def test_an_unknown_stored_mode_reads_as_turn() -> None:
@@ -335,19 +336,23 @@ class _UnloadsBeforeNextUpdate(MemoryStore):
 
     armed = False
 
-    def update(self, session: str, agent: str, fn: Updater) -> Doc | None:
+    def __init__(self, repo: Repository) -> None:
+        super().__init__()
+        self._repo = repo
+
+    def update_entries(
+        self, session: str, agent: str, names: Collection[str], fn: EntriesUpdater
+    ) -> Mapping[str, Doc | None]:
         if self.armed:
             self.armed = False
-            super().update(
-                session, agent, lambda d: SessionState.from_doc(d).unload("alpha").to_doc()
-            )
-        return super().update(session, agent, fn)
+            SkillTools(self._repo, store=self, session_id=session, agent=agent).unload("alpha")
+        return super().update_entries(session, agent, names, fn)
 
 
 def test_a_skill_unloaded_between_the_check_and_the_touch_is_loaded_in_full(
     repo: Repository,
 ) -> None:
-    store = _UnloadsBeforeNextUpdate()
+    store = _UnloadsBeforeNextUpdate(repo)
     tools = _tools(repo, store)
     _load(tools, "alpha")
     store.armed = True

@@ -131,7 +131,7 @@ def test_creates_parent_directories_wal_mode_and_schema_version(tmp_path: Path) 
     conn = sqlite3.connect(path)
     try:
         assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
-        assert conn.execute("PRAGMA user_version").fetchone()[0] == 2
+        assert conn.execute("PRAGMA user_version").fetchone()[0] == 3
         columns = [row[1] for row in conn.execute("PRAGMA table_info(docs)")]
         assert columns == ["session", "agent", "doc", "updated_at", "expires_at"]
     finally:

@@ -107,7 +107,7 @@ def test_a_version_1_sqlite_file_is_migrated_and_keeps_its_documents(tmp_path: P
     assert store.update("old", "main", _one) == {"n": 8}
     store.close()
     with sqlite3.connect(path) as conn:
-        assert conn.execute("PRAGMA user_version").fetchone()[0] == 2
+        assert conn.execute("PRAGMA user_version").fetchone()[0] == 3
         (expires,) = conn.execute("SELECT expires_at FROM docs").fetchone()
     conn.close()
     assert expires is not None  # the next write gave it one
@@ -155,6 +155,52 @@ def test_redis_expires_documents_natively_and_reads_refresh_the_ttl(
     # Watched from outside: a get through the store would be a use, starting the TTL again.
     assert _wait_until(lambda: raw.exists(*keys) == 0)
     assert short.get("t", "main") is None
+    assert "t" not in short.sessions()
+    short.close()
+    raw.close()
+
+
+def _put(**docs: Doc | None) -> Callable[[dict[str, Doc]], dict[str, Doc | None]]:
+    return lambda _entries: dict(docs)
+
+
+def test_a_record_expires_whole_ttl_after_its_last_use(
+    clocked: tuple[SessionStore, Clock],
+) -> None:
+    store, clock = clocked
+    store.update_entries("s", "main", [], _put(a={"n": 1}, b={"n": 2}))
+    clock.now += TTL_S - 1
+    assert store.get_entries("s", "main", ["a"]) == {"a": {"n": 1}}  # a use of the record
+    clock.now += TTL_S - 1
+    assert store.get_entries("s", "main", ["b"]) == {"b": {"n": 2}}  # b was kept alive too
+    clock.now += TTL_S
+    assert store.get_entries("s", "main") == {}
+    assert store.sessions() == []
+    # Written again after expiring, the record holds only what was written since.
+    store.update_entries("s", "main", [], _put(c={"n": 3}))
+    clock.now += TTL_S - 1
+    assert store.get_entries("s", "main") == {"c": {"n": 3}}
+
+
+def test_redis_expires_a_record_natively_and_reads_refresh_its_ttl(
+    redis_url: str, redis_prefix: str
+) -> None:
+    raw = redis.Redis.from_url(redis_url, decode_responses=True)
+    store = RedisStore(redis_url, prefix=redis_prefix, ttl_s=60)
+    key = f"{redis_prefix}ent:1:s:main"
+    store.update_entries("s", "main", [], _put(a={"n": 1}))
+    assert 0 < int(raw.pttl(key)) <= 60_000  # type: ignore[arg-type]
+    raw.pexpire(key, 5_000)
+    assert store.get_entries("s", "main", ["a"]) == {"a": {"n": 1}}
+    assert int(raw.pttl(key)) > 5_000  # type: ignore[arg-type]
+    store.close()
+
+    short = RedisStore(redis_url, prefix=redis_prefix, ttl_s=0.2)
+    short.update_entries("t", "main", [], _put(a={"n": 1}))
+    keys = (f"{redis_prefix}ent:1:t:main", f"{redis_prefix}records:t")
+    # Watched from outside: a read through the store would be a use, starting the TTL again.
+    assert _wait_until(lambda: raw.exists(*keys) == 0)
+    assert short.get_entries("t", "main") == {}
     assert "t" not in short.sessions()
     short.close()
     raw.close()

@@ -55,8 +55,8 @@ def test_redis_stopped_mid_session_is_fatal_logged_and_the_next_call_works_once_
 
 @pytest.mark.parametrize(
     "stored",
-    ['{"loaded": ', "[1, 2]", '{"loaded": [1, 2]}', '{"clock": "soon"}', '"text"'],
-    ids=["invalid-json", "a-list", "loaded-not-a-map", "clock-not-a-number", "a-string"],
+    ['{"slots": ', "[1, 2]", '{"slots": [1, 2]}', '{"clock": "soon"}', '"text"'],
+    ids=["invalid-json", "a-list", "slots-not-a-map", "clock-not-a-number", "a-string"],
 )
 def test_a_corrupt_sqlite_row_is_fatal_logged_and_the_next_call_works_once_it_is_repaired(
     repo: Repository, tmp_path: Path, caplog: pytest.LogCaptureFixture, stored: str
@@ -67,7 +67,9 @@ def test_a_corrupt_sqlite_row_is_fatal_logged_and_the_next_call_works_once_it_is
     try:
         assert tools.call("skill_load", {"skill": "alpha"}).status == "ok"
         with sqlite3.connect(path) as conn:
-            conn.execute("UPDATE docs SET doc = ? WHERE session = 's'", (stored,))
+            conn.execute(
+                "UPDATE entries SET doc = ? WHERE session = 's' AND name = 'index'", (stored,)
+            )
         with caplog.at_level(logging.ERROR, logger="skillshelf.tools"):
             for call in (("skill_load", {"skill": "beta"}), ("skill_unload", {"skill": "x"})):
                 result = tools.call(*call)

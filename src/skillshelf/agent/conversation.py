@@ -13,7 +13,7 @@ import functools
 import json
 import logging
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Final
 
@@ -393,12 +393,11 @@ class Conversation:
             arguments = json.dumps({"skill": command.skill})
             started = time.perf_counter()
             # A fresh invocation carries new arguments: deliver it in full, not as a stub.
-            self._update_state(functools.partial(SessionState.unload, name=command.skill))
+            self.model_tools.unload(command.skill)
             (result,) = self.model_tools.declare([command.skill])
             content = result.content
             if result.status == "ok":
-                tie = functools.partial(_with_call_id, name=command.skill, call_id=call_id)
-                self._update_state(tie)
+                self.model_tools.tie_call_id(command.skill, call_id)
                 skill = self.agent.repo.get(command.skill)
                 body = expand(skill.body(), command.arguments, skill_dir=skill.directory)
                 cap = self.model_tools.max_file_chars
@@ -425,23 +424,10 @@ class Conversation:
         self.messages.append({"role": "assistant", "content": None, "tool_calls": calls})
         self.messages.extend(results)
 
-    def _update_state(self, fn: Callable[[SessionState], SessionState]) -> None:
-        self.agent.store.update(
-            self.session_id, self.agent.name, lambda d: fn(SessionState.from_doc(d)).to_doc()
-        )
-
     def _record_failure(self, signature: str) -> int:
         """Count one more identical failure in the session state (the one counter SkillTools
         uses too); returns the count."""
-        counted = 1
-
-        def record(state: SessionState) -> SessionState:
-            nonlocal counted
-            state, counted = state.record_failure(signature)
-            return state
-
-        self._update_state(record)
-        return counted
+        return self.model_tools.record_failure(signature)
 
     # -- running tool calls --------------------------------------------------------------
 
@@ -700,14 +686,6 @@ class Conversation:
             user_digest=digest(run.message),
             **fields,
         )
-
-
-def _with_call_id(state: SessionState, name: str, call_id: str) -> SessionState:
-    """Tie a load to the tool result that carries it (declared loads have no call id)."""
-    loaded = state.loaded.get(name)
-    if loaded is None:
-        return state
-    return replace(state, loaded={**state.loaded, name: replace(loaded, call_id=call_id)})
 
 
 def _retries(tool: Tool, agent: AgentConfig) -> int:

@@ -1,8 +1,10 @@
 """Where per-session skill state lives: one protocol, three stores.
 
-A store keeps one JSON document per (session, agent) pair and changes it only through
-:meth:`SessionStore.update`, an atomic read-modify-write. The stores know nothing about what
-the documents mean; session state builds on top of them.
+A store keeps, per (session, agent) pair, one JSON document and a record of named entries
+(each a JSON document read and written alone), and changes them only through atomic
+read-modify-writes (:meth:`SessionStore.update`, :meth:`SessionStore.update_entries`). The
+stores know nothing about what the documents mean; session state builds on top of them, as
+entries.
 
 * :class:`~skillshelf.stores.memory.MemoryStore` — one process, for tests and demos.
 * :class:`~skillshelf.stores.sqlite.SQLiteStore` — the embedded default; several processes on
@@ -20,7 +22,15 @@ from typing import TYPE_CHECKING, Final
 
 from skillshelf._lazy import lazy_attributes
 from skillshelf.errors import ConfigError
-from skillshelf.stores.base import Doc, SessionStore, StoreConflictError, StoreError, Updater
+from skillshelf.stores.base import (
+    Doc,
+    Entries,
+    EntriesUpdater,
+    SessionStore,
+    StoreConflictError,
+    StoreError,
+    Updater,
+)
 
 if TYPE_CHECKING:
     from skillshelf.stores.memory import MemoryStore
@@ -30,6 +40,8 @@ if TYPE_CHECKING:
 __all__ = [
     "STATE_TTL_S",
     "Doc",
+    "Entries",
+    "EntriesUpdater",
     "MemoryStore",
     "RedisStore",
     "SQLiteStore",

@@ -8,16 +8,28 @@ from __future__ import annotations
 
 import json
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Collection, Iterator, Mapping
 from contextlib import contextmanager
 from typing import Any, Protocol, runtime_checkable
 
 from skillshelf.errors import SkillshelfError, UsageError
 
-__all__ = ["Doc", "SessionStore", "StoreConflictError", "StoreError", "Updater"]
+__all__ = [
+    "Doc",
+    "Entries",
+    "EntriesUpdater",
+    "SessionStore",
+    "StoreConflictError",
+    "StoreError",
+    "Updater",
+]
 
 Doc = dict[str, Any]
 Updater = Callable[[Doc | None], Doc | None]
+Entries = dict[str, Doc]
+# Gets the entries it asked for that exist; returns the changes: entry name -> document, or
+# None to delete that entry.
+EntriesUpdater = Callable[[Entries], Mapping[str, Doc | None]]
 
 
 class StoreError(SkillshelfError):
@@ -31,10 +43,18 @@ class StoreConflictError(StoreError):
 
 @runtime_checkable
 class SessionStore(Protocol):
-    """One JSON document per (session, agent), changed only by atomic read-modify-write.
+    """JSON documents per (session, agent), changed only by atomic read-modify-write.
 
-    Session and agent ids are non-empty strings (:class:`~skillshelf.errors.UsageError`
-    otherwise). Documents are dicts that ``json`` can serialise; nothing is ever pickled.
+    Two kinds of record live under a (session, agent) pair, side by side: one whole
+    document (:meth:`get`, :meth:`update`: a chat history, a list of activations), and a
+    record of named *entries* (:meth:`get_entries`, :meth:`update_entries`), each a document
+    of its own that is read and written alone — what session state uses, so that a call
+    costs what it touches, not what the session holds. Both expire and are deleted together
+    with their session.
+
+    Session and agent ids and entry names are non-empty strings
+    (:class:`~skillshelf.errors.UsageError` otherwise). Documents are dicts that ``json``
+    can serialise; nothing is ever pickled.
     """
 
     def get(self, session: str, agent: str) -> Doc | None:
@@ -61,12 +81,43 @@ class SessionStore(Protocol):
         """
         ...
 
+    def get_entries(
+        self, session: str, agent: str, names: Collection[str] | None = None
+    ) -> Entries:
+        """Return fresh copies of the named entries of one (session, agent) record that
+        exist (every entry when ``names`` is None); an empty dict when there are none."""
+        ...
+
+    def update_entries(
+        self, session: str, agent: str, names: Collection[str], fn: EntriesUpdater
+    ) -> Mapping[str, Doc | None]:
+        """Atomically read the named entries of one record, and apply what ``fn`` changes.
+
+        ``fn`` gets the named entries that exist and returns the changes: an entry name
+        mapped to its new document, or to None to delete it. It may change entries it did
+        not read; those are written as they are, without comparing what they held. An update
+        applies only if no entry it read changed meanwhile: concurrent updates that read a
+        common entry are serialised, and none is lost. A record left with no entry is
+        gone. ``fn`` may run more than once, so it must only compute its result; it must not
+        call back into the store.
+
+        Returns:
+            What ``fn`` returned.
+
+        Raises:
+            TypeError: ``fn`` returned something that is not a mapping of entry names to
+                JSON-serialisable dicts or None; nothing is changed.
+            StoreConflictError: The store gave up retrying under contention.
+            StoreError: The store cannot be reached, or holds a corrupt entry.
+        """
+        ...
+
     def delete_session(self, session: str) -> None:
-        """Delete the documents of every agent of ``session``."""
+        """Delete the documents and entries of every agent of ``session``."""
         ...
 
     def sessions(self) -> list[str]:
-        """Return the ids of the sessions that hold at least one document, sorted."""
+        """Return the ids of the sessions that hold at least one document or entry, sorted."""
         ...
 
     def close(self) -> None:
@@ -96,6 +147,40 @@ def _check_ttl(ttl_s: float | None) -> None:
 def _check_ids(session: str, agent: str) -> None:
     _check_id("session", session)
     _check_id("agent", agent)
+
+
+def _check_names(names: Collection[str] | None) -> list[str] | None:
+    if names is None:
+        return None
+    if isinstance(names, str):
+        raise UsageError("Entry names must be a collection of names, not one string.")
+    listed = list(dict.fromkeys(names))
+    for name in listed:
+        _check_id("entry", name)
+    return listed
+
+
+def _encode_changes(changes: object) -> dict[str, str | None]:
+    """``fn``'s changes with each document encoded (None: delete), checked before any write."""
+    if not isinstance(changes, Mapping):
+        raise TypeError(
+            f"An entries update must return a mapping of changes, not {type(changes).__name__}."
+        )
+    encoded: dict[str, str | None] = {}
+    for name, doc in changes.items():
+        if not isinstance(name, str) or not name:
+            raise TypeError(f"An entry name must be a non-empty string, not {name!r}.")
+        encoded[name] = None if doc is None else _encode(doc)
+    return encoded
+
+
+def _decode_entries(raw: Mapping[str, str | bytes]) -> Entries:
+    entries: Entries = {}
+    for name, value in raw.items():
+        doc = _decode(value)
+        if doc is not None:
+            entries[name] = doc
+    return entries
 
 
 def _encode(doc: object) -> str:

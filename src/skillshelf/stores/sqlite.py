@@ -11,20 +11,25 @@ import sqlite3
 import threading
 import time
 import weakref
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Collection, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 
 from skillshelf.errors import UsageError
 from skillshelf.stores.base import (
     Doc,
+    Entries,
+    EntriesUpdater,
     StoreError,
     Updater,
     _check_id,
     _check_ids,
+    _check_names,
     _check_ttl,
     _decode,
+    _decode_entries,
     _encode,
+    _encode_changes,
     _ReentryGuard,
 )
 
@@ -33,8 +38,9 @@ __all__ = ["SQLiteStore"]
 # How long a writer waits for another process's transaction before failing with "database is
 # locked": updates are short, so only a stuck or heavily overloaded writer ever takes this long.
 _BUSY_TIMEOUT_MS = 30_000
-_SCHEMA_VERSION = 2
-# Version 1 had no expiry; version 2 adds expires_at (Unix seconds, NULL = never) and its index.
+_SCHEMA_VERSION = 3
+# Version 1 had no expiry; version 2 adds expires_at (Unix seconds, NULL = never) and its index;
+# version 3 adds the entries table (a row per entry; the rows of one record share expires_at).
 _SCHEMA_V1 = """
 CREATE TABLE IF NOT EXISTS docs (
     session TEXT NOT NULL,
@@ -48,6 +54,25 @@ _MIGRATE_V2 = (
     "ALTER TABLE docs ADD COLUMN expires_at REAL",
     "CREATE INDEX IF NOT EXISTS docs_expiry ON docs (expires_at) WHERE expires_at IS NOT NULL",
 )
+_MIGRATE_V3 = (
+    """
+    CREATE TABLE IF NOT EXISTS entries (
+        session TEXT NOT NULL,
+        agent TEXT NOT NULL,
+        name TEXT NOT NULL,
+        doc TEXT NOT NULL,
+        expires_at REAL,
+        PRIMARY KEY (session, agent, name)
+    ) WITHOUT ROWID
+    """,
+    "CREATE INDEX IF NOT EXISTS entries_expiry ON entries (expires_at) "
+    "WHERE expires_at IS NOT NULL",
+)
+_UPSERT_ENTRY = """
+INSERT INTO entries (session, agent, name, doc, expires_at) VALUES (?, ?, ?, ?, ?)
+ON CONFLICT (session, agent, name) DO UPDATE
+SET doc = excluded.doc, expires_at = excluded.expires_at
+"""
 _UPSERT = """
 INSERT INTO docs (session, agent, doc, updated_at, expires_at) VALUES (?, ?, ?, ?, ?)
 ON CONFLICT (session, agent) DO UPDATE
@@ -61,6 +86,12 @@ DELETE FROM docs WHERE (session, agent) IN (
     SELECT session, agent FROM docs WHERE expires_at <= ? LIMIT {_PURGE_BATCH}
 )
 """
+_PURGE_ENTRIES = f"""
+DELETE FROM entries WHERE (session, agent, name) IN (
+    SELECT session, agent, name FROM entries WHERE expires_at <= ? LIMIT {_PURGE_BATCH}
+)
+"""
+_RECORD = "session = ? AND agent = ?"
 
 
 class SQLiteStore:
@@ -151,20 +182,103 @@ class SQLiteStore:
                 raise
         return new
 
+    def get_entries(
+        self, session: str, agent: str, names: Collection[str] | None = None
+    ) -> Entries:
+        """Return the named entries that exist; see :class:`SessionStore`."""
+        _check_ids(session, agent)
+        wanted = _check_names(names)
+        self._guard.check()
+        now = self._clock()
+        with self._talking():
+            conn = self._connection()
+            rows = _select_entries(conn, session, agent, wanted, now)
+            if rows and self._ttl_s is not None:  # reading is using: the whole record's TTL
+                conn.execute(
+                    f"UPDATE entries SET expires_at = ? WHERE {_RECORD} AND {_LIVE}",
+                    (now + self._ttl_s, session, agent, now),
+                )
+        return _decode_entries(dict(rows))
+
+    def update_entries(
+        self, session: str, agent: str, names: Collection[str], fn: EntriesUpdater
+    ) -> Mapping[str, Doc | None]:
+        """Atomically read the named entries and apply ``fn``'s changes; see
+        :class:`SessionStore`."""
+        _check_ids(session, agent)
+        wanted = _check_names(names) or []
+        with self._guard.hold(), self._talking():
+            conn = self._connection()
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                now = self._clock()
+                rows = _select_entries(conn, session, agent, wanted, now) if wanted else []
+                changes = fn(_decode_entries(dict(rows)))
+                self._write_entries(conn, session, agent, _encode_changes(changes), now)
+                conn.execute("COMMIT")
+            except BaseException:  # broad on purpose: anything, ^C too, rolls back; re-raised
+                if conn.in_transaction:
+                    conn.execute("ROLLBACK")
+                raise
+        return changes
+
+    def _write_entries(
+        self,
+        conn: sqlite3.Connection,
+        session: str,
+        agent: str,
+        changes: dict[str, str | None],
+        now: float,
+    ) -> None:
+        if not changes:
+            return
+        expires = None if self._ttl_s is None else now + self._ttl_s
+        if expires is not None:
+            # Rows of this record that expired stay expired: only live ones get the new TTL.
+            conn.execute(
+                f"DELETE FROM entries WHERE {_RECORD} AND expires_at <= ?", (session, agent, now)
+            )
+        for name, doc in changes.items():
+            if doc is None:
+                conn.execute(
+                    f"DELETE FROM entries WHERE {_RECORD} AND name = ?", (session, agent, name)
+                )
+            else:
+                conn.execute(_UPSERT_ENTRY, (session, agent, name, doc, expires))
+        if expires is not None:
+            conn.execute(
+                f"UPDATE entries SET expires_at = ? WHERE {_RECORD}", (expires, session, agent)
+            )
+            conn.execute(_PURGE_ENTRIES, (now,))
+
     def delete_session(self, session: str) -> None:
-        """Delete the documents of every agent of ``session``."""
+        """Delete the documents and entries of every agent of ``session``."""
         _check_id("session", session)
         self._guard.check()
         with self._talking():
-            self._connection().execute("DELETE FROM docs WHERE session = ?", (session,))
+            conn = self._connection()
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                conn.execute("DELETE FROM docs WHERE session = ?", (session,))
+                conn.execute("DELETE FROM entries WHERE session = ?", (session,))
+                conn.execute("COMMIT")
+            except BaseException:  # broad on purpose: anything, ^C too, rolls back; re-raised
+                if conn.in_transaction:
+                    conn.execute("ROLLBACK")
+                raise
 
     def sessions(self) -> list[str]:
-        """Return the ids of the sessions that hold at least one document, sorted."""
+        """Return the ids of the sessions that hold at least one document or entry, sorted."""
         self._guard.check()
+        now = self._clock()
         with self._talking():
             rows = (
                 self._connection()
-                .execute(f"SELECT DISTINCT session FROM docs WHERE {_LIVE}", (self._clock(),))
+                .execute(
+                    f"SELECT session FROM docs WHERE {_LIVE} "
+                    f"UNION SELECT session FROM entries WHERE {_LIVE}",
+                    (now, now),
+                )
                 .fetchall()
             )
         return sorted(row[0] for row in rows)
@@ -225,6 +339,9 @@ class SQLiteStore:
             if version < 2:
                 for statement in _MIGRATE_V2:
                     conn.execute(statement)
+            if version < 3:
+                for statement in _MIGRATE_V3:
+                    conn.execute(statement)
             if version < _SCHEMA_VERSION:
                 conn.execute(f"PRAGMA user_version = {_SCHEMA_VERSION}")
             conn.execute("COMMIT")
@@ -232,6 +349,19 @@ class SQLiteStore:
             if conn.in_transaction:
                 conn.execute("ROLLBACK")
             raise
+
+
+def _select_entries(
+    conn: sqlite3.Connection, session: str, agent: str, names: list[str] | None, now: float
+) -> list[tuple[str, str]]:
+    if names is None:
+        sql = f"SELECT name, doc FROM entries WHERE {_RECORD} AND {_LIVE}"
+        return conn.execute(sql, (session, agent, now)).fetchall()
+    if not names:
+        return []
+    marks = ", ".join("?" * len(names))
+    sql = f"SELECT name, doc FROM entries WHERE {_RECORD} AND name IN ({marks}) AND {_LIVE}"
+    return conn.execute(sql, (session, agent, *names, now)).fetchall()
 
 
 class _Held:

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import bisect
 import copy
+import dataclasses
 import html
 import logging
 import os
@@ -28,12 +29,18 @@ from skillshelf.core.render import render_already_loaded
 from skillshelf.core.search import closest_names
 from skillshelf.core.session import (
     DEFAULT_MAX_LOADED,
+    FAILURES_ENTRY,
+    INDEX_ENTRY,
     DocSelection,
     LoadedSkill,
     LoadMode,
+    SessionIndex,
     SessionState,
     call_signature,
+    failures_from_doc,
     grade_failure,
+    record_failure,
+    skill_entry,
 )
 from skillshelf.core.slash import expand
 from skillshelf.errors import (
@@ -49,7 +56,7 @@ from skillshelf.repository import Repository
 from skillshelf.skills.content import list_docs, render_load
 from skillshelf.skills.skill import Skill
 from skillshelf.skills.walk_cache import WalkCache
-from skillshelf.stores import SessionStore, StoreError, open_store
+from skillshelf.stores import Doc, Entries, SessionStore, StoreError, open_store
 from skillshelf.tools.spec import ALL_TOOLS, SKILL_TOOLS, UNKNOWN_SKILL_ADVICE
 
 if TYPE_CHECKING:
@@ -96,6 +103,19 @@ FATAL_STORE_MESSAGE: Final = (
 )
 # The shapes a JSON document of the wrong form makes the session state's from_doc fail with.
 _WRONG_SHAPE: Final = (TypeError, ValueError, AttributeError)
+# A change of the session state: the index and the entries read → the entries to write.
+_Change = Callable[[SessionIndex, Entries], dict[str, Doc | None]]
+
+
+class _Unmigrated(Exception):
+    """A change found no index: the session may still hold skillshelf 0.1's one document."""
+
+
+def _ended(index: SessionIndex, ended: list[str]) -> dict[str, Doc | None]:
+    """The changes of a turn or request ending: the new index, the ended skills' entries gone."""
+    return {INDEX_ENTRY: index.to_doc(), **{skill_entry(n): None for n in ended}}
+
+
 _STORE_KINDS: Final = {"MemoryStore": "memory", "SQLiteStore": "SQLite", "RedisStore": "Redis"}
 
 
@@ -299,50 +319,82 @@ class SkillTools:
         """The current state of this session and agent.
 
         Raises:
-            StoreError: The store failed, or holds a document that is not a session state.
+            StoreError: The store failed, or holds entries that are not a session state.
         """
-        return self._parse(self.store.get(self.session_id, self.agent))
+        entries = self._entries(None)
+        try:
+            return SessionState.from_entries(entries)
+        except _WRONG_SHAPE as exc:
+            raise self._not_a_state(exc) from exc
 
-    def _update(self, fn: Callable[[SessionState], SessionState]) -> SessionState:
-        # The state fn made is the stored document's: no need to parse that document again.
-        # (fn may run more than once; the last run is the one stored.)
-        made: list[SessionState] = []
+    def _entries(self, names: Sequence[str] | None) -> Entries:
+        """The index and the named entries of this session's state (all with None)."""
+        wanted = None if names is None else [INDEX_ENTRY, *names]
+        entries = self.store.get_entries(self.session_id, self.agent, wanted)
+        if INDEX_ENTRY not in entries and self._migrate():
+            entries = self.store.get_entries(self.session_id, self.agent, wanted)
+        return entries
 
-        def step(doc: Any) -> Any:
-            made[:] = [fn(self._parse(doc))]
-            return made[0].to_doc()
+    def _change(self, names: Sequence[str], fn: _Change) -> None:
+        """Apply ``fn`` to the index and the named entries, atomically (``fn`` may run more
+        than once; the last run is the one stored). Every change of a skill's entry changes
+        the index too, so that two changes of one skill always collide on the index."""
 
-        self.store.update(self.session_id, self.agent, step)
-        return made[0]
+        def step(entries: Entries) -> dict[str, Doc | None]:
+            if INDEX_ENTRY not in entries and not migrated:
+                raise _Unmigrated  # nothing written: look for a 0.1 document first
+            try:
+                return fn(SessionIndex.from_doc(entries.get(INDEX_ENTRY)), entries)
+            except _WRONG_SHAPE as exc:
+                raise self._not_a_state(exc) from exc
+
+        migrated = False
+        names = [INDEX_ENTRY, *names]
+        try:
+            self.store.update_entries(self.session_id, self.agent, names, step)
+        except _Unmigrated:
+            self._migrate()
+            migrated = True
+            self.store.update_entries(self.session_id, self.agent, names, step)
+
+    def _migrate(self) -> bool:
+        """Turn the one state document of skillshelf 0.1 into entries, if there is one."""
+        legacy = self.store.get(self.session_id, self.agent)
+        if legacy is None:
+            return False
+        try:
+            entries = SessionState.from_doc(legacy).to_entries()
+        except _WRONG_SHAPE as exc:
+            raise self._not_a_state(exc) from exc
+        self.store.update_entries(
+            self.session_id,
+            self.agent,
+            [INDEX_ENTRY],
+            lambda now: {} if INDEX_ENTRY in now else entries,
+        )
+        self.store.update(self.session_id, self.agent, lambda d: None if d == legacy else d)
+        return True
 
     def _loaded(self, name: str) -> LoadedSkill | None:
-        """The session's entry for skill ``name``, decoding only that entry of the document
-        (a bounded one: see :data:`~skillshelf.core.session.DEFAULT_MAX_LOADED`).
+        """The session's entry for skill ``name``, reading the index and that entry only.
 
         Raises:
             StoreError: As :meth:`state`.
         """
-        doc = self.store.get(self.session_id, self.agent)
-        loaded = doc.get("loaded") if isinstance(doc, dict) else None
-        if not isinstance(loaded, dict):
-            return self._parse(doc).loaded.get(name)  # no document, or an odd one: in full
-        entry = loaded.get(name)
-        if entry is None:
-            return None
+        key = skill_entry(name)
+        entries = self._entries([key])
         try:
+            index = SessionIndex.from_doc(entries.get(INDEX_ENTRY))
+            entry = entries.get(key)
+            if name not in index.slots or entry is None:
+                return None
             return LoadedSkill.from_doc(name, entry)
-        except _WRONG_SHAPE as exc:
-            raise self._not_a_state(exc) from exc
-
-    def _parse(self, doc: Any) -> SessionState:
-        try:
-            return SessionState.from_doc(doc)
         except _WRONG_SHAPE as exc:
             raise self._not_a_state(exc) from exc
 
     def _not_a_state(self, exc: Exception) -> StoreError:
         return StoreError(
-            f"The {self._store_kind()} session document of session {self.session_id!r}, "
+            f"The {self._store_kind()} session state of session {self.session_id!r}, "
             f"agent {self.agent!r} is not a session state: {exc}"
         )
 
@@ -352,14 +404,58 @@ class SkillTools:
 
     def begin_turn(self) -> None:
         """The user sent a new message: ``turn`` and ``once`` loads end."""
-        self._update(lambda s: s.begin_turn())
+        self._change([], lambda index, _e: _ended(*index.begin_turn()))
 
     def after_request(self) -> None:
         """A model request was sent: ``once`` loads already delivered end."""
-        self._update(lambda s: s.after_request())
+        self._change([], lambda index, _e: _ended(*index.after_request()))
+
+    def unload(self, name: str) -> bool:
+        """Forget the load of skill ``name`` (whatever its visibility); returns whether it
+        was loaded."""
+        was_loaded = [False]
+
+        def drop(index: SessionIndex, _entries: Entries) -> dict[str, Doc | None]:
+            was_loaded[0] = name in index.slots
+            if not was_loaded[0]:
+                return {}
+            return {INDEX_ENTRY: index.unload(name).to_doc(), skill_entry(name): None}
+
+        self._change([], drop)
+        return was_loaded[0]
+
+    def tie_call_id(self, name: str, call_id: str) -> None:
+        """Tie the load of ``name`` to the tool result that carries it (a load declared by
+        the caller or the user has no call id of the model's)."""
+        key = skill_entry(name)
+
+        def tie(index: SessionIndex, entries: Entries) -> dict[str, Doc | None]:
+            doc = entries.get(key)
+            if name not in index.slots or doc is None:
+                return {}
+            entry = dataclasses.replace(LoadedSkill.from_doc(name, doc), call_id=call_id)
+            return {INDEX_ENTRY: index.to_doc(), key: entry.to_doc()}
+
+        self._change([key], tie)
+
+    def record_failure(self, signature: str) -> int:
+        """Count one more failure of the call ``signature`` (:func:`call_signature`) in this
+        session; returns its count. The one counter of the skill tools and the agent's."""
+        counted = [1]
+
+        def count(_index: SessionIndex, entries: Entries) -> dict[str, Doc | None]:
+            failures, counted[0] = record_failure(
+                failures_from_doc(entries.get(FAILURES_ENTRY)), signature
+            )
+            return {FAILURES_ENTRY: dict(failures)}
+
+        self._change([FAILURES_ENTRY], count)
+        return counted[0]
 
     def unload_all(self) -> None:
         """Forget every load of this session and agent."""
+        held = self.store.get_entries(self.session_id, self.agent)
+        self.store.update_entries(self.session_id, self.agent, [], lambda _e: dict.fromkeys(held))
         self.store.update(self.session_id, self.agent, lambda _d: None)
 
     # -- calling -------------------------------------------------------------------------
@@ -436,9 +532,8 @@ class SkillTools:
         kind: ErrorKind,
         notes: tuple[str, ...] = (),
     ) -> ToolResult:
-        signature = call_signature(tool, arguments)
-        state = self._update(lambda s: s.record_failure(signature)[0])
-        status, text = grade_failure(tool, state.failures.get(signature, 1), message)
+        count = self.record_failure(call_signature(tool, arguments))
+        status, text = grade_failure(tool, count, message)
         return ToolResult(tool, status, text, kind=kind, notes=notes)
 
     def _dispatch(
@@ -550,15 +645,20 @@ class SkillTools:
             and _still_delivered(before, digest, selection, wants_docs, history)
         ):
             still_loaded = [False]
+            key = skill_entry(name)
 
-            def touch(state: SessionState) -> SessionState:
+            def touch(index: SessionIndex, entries: Entries) -> dict[str, Doc | None]:
                 # Another call may have unloaded it since it was read: then load it in full.
-                still_loaded[0] = name in state.loaded
-                return (
-                    state.select_docs(name, state.loaded[name].docs) if still_loaded[0] else state
-                )
+                doc = entries.get(key)
+                still_loaded[0] = False
+                if name not in index.slots or doc is None:
+                    return {}
+                still_loaded[0] = True
+                current = LoadedSkill.from_doc(name, doc)
+                index, entry = index.select_docs(current, current.docs)
+                return {INDEX_ENTRY: index.to_doc(), key: entry.to_doc()}
 
-            self._update(touch)
+            self._change([key], touch)
             if still_loaded[0]:
                 return render_already_loaded(name), {"skill": name, "already_loaded": True}
         directory = skill_uri(name) if self.locations == "uris" else None
@@ -576,8 +676,8 @@ class SkillTools:
         )
         evicted: list[str] = []
 
-        def apply(state: SessionState) -> SessionState:
-            new, out = state.load(
+        def apply(index: SessionIndex, _entries: Entries) -> dict[str, Doc | None]:
+            index, entry, out = index.load(
                 name,
                 mode=self.load_mode,
                 docs=selection,
@@ -586,9 +686,11 @@ class SkillTools:
                 max_loaded=self.max_loaded,
             )
             evicted[:] = out
-            return new
+            changes: dict[str, Doc | None] = {skill_entry(n): None for n in out}
+            changes |= {INDEX_ENTRY: index.to_doc(), skill_entry(name): entry.to_doc()}
+            return changes
 
-        self._update(apply)
+        self._change([], apply)
         if evicted:
             content += "\n\n(Unloaded to stay within the limit: " + ", ".join(evicted) + ".)"
         return content, {"skill": name, "docs": selected, "evicted": evicted}
@@ -609,7 +711,16 @@ class SkillTools:
             if mode == "add" and current.docs != "*":
                 chosen = list(dict.fromkeys([*current.docs, *chosen]))
             selection = "*" if mode == "add" and current.docs == "*" else chosen
-        self._update(lambda s: s.select_docs(name, selection) if name in s.loaded else s)
+        key = skill_entry(name)
+
+        def select(index: SessionIndex, entries: Entries) -> dict[str, Doc | None]:
+            doc = entries.get(key)
+            if name not in index.slots or doc is None:
+                return {}
+            index, entry = index.select_docs(LoadedSkill.from_doc(name, doc), selection)
+            return {INDEX_ENTRY: index.to_doc(), key: entry.to_doc()}
+
+        self._change([key], select)
         shown = list_docs(skill, walks=self._walks()) if selection == "*" else selection
         text = f"Docs selected for {name!r}: " + (", ".join(shown) if shown else "none")
         return text, {"skill": name, "docs": shown}
@@ -630,8 +741,7 @@ class SkillTools:
 
     def _unload(self, name: str) -> tuple[str, dict[str, Any]]:
         self._skill(name)
-        was_loaded = self._loaded(name) is not None
-        self._update(lambda s: s.unload(name))
+        was_loaded = self.unload(name)
         text = f"Skill {name!r} unloaded." if was_loaded else f"Skill {name!r} was not loaded."
         return text, {"skill": name, "was_loaded": was_loaded}
 
