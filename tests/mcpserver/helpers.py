@@ -8,9 +8,11 @@ from __future__ import annotations
 
 import os
 import re
+import sqlite3
 import subprocess
 import sys
 import threading
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -150,6 +152,21 @@ async def all_skills(client: Client) -> list[dict[str, Any]]:
         if "nextCursor" not in page:
             return entries
         params = {"cursor": page["nextCursor"]}
+
+
+def stored_records(db: Path, *, live_only: bool = False) -> int:
+    """The (session, agent) pairs a SQLite session store holds state for: whole documents or
+    records of entries (live ones only with ``live_only``)."""
+    live = " WHERE expires_at IS NULL OR expires_at > :now" if live_only else ""
+    sql = (
+        f"SELECT count(*) FROM (SELECT session, agent FROM docs{live} "
+        f"UNION SELECT session, agent FROM entries{live})"
+    )
+    conn = sqlite3.connect(db)
+    try:
+        return int(conn.execute(sql, {"now": time.time()}).fetchone()[0])
+    finally:
+        conn.close()
 
 
 def stdio_params(command: list[str], env: dict[str, str]) -> StdioServerParameters:

@@ -15,7 +15,7 @@ from mcpserver.conversation import (
     assert_state_spans_calls,
     load_select_read_unload,
 )
-from mcpserver.helpers import HttpServer, serve_command, server_env, stdio_params
+from mcpserver.helpers import HttpServer, serve_command, server_env, stdio_params, stored_records
 
 MODES = ["auto", "legacy"]  # auto speaks 2026-07-28 to this server
 
@@ -150,16 +150,6 @@ def test_a_short_handle_secret_is_a_usage_error(skills_root: Path) -> None:
     assert "at least 16 characters" in done.stderr
 
 
-def _rows(db: Path) -> int:
-    import sqlite3
-
-    conn = sqlite3.connect(db)
-    try:
-        return int(conn.execute("SELECT count(*) FROM docs").fetchone()[0])
-    finally:
-        conn.close()
-
-
 @pytest.mark.parametrize("transport", ["stdio", "http"])
 def test_an_ended_session_leaves_no_state_in_the_store(
     skills_root: Path, tmp_path: Path, transport: str
@@ -172,7 +162,7 @@ def test_an_ended_session_leaves_no_state_in_the_store(
     async def use(client: Client) -> None:
         async with client:
             await client.call_tool("skill_load", {"skill": SKILL})
-            assert _rows(db) == 1
+            assert stored_records(db) == 1
 
     if transport == "stdio":
         command = serve_command("--root", str(skills_root), *store)
@@ -184,4 +174,4 @@ def test_an_ended_session_leaves_no_state_in_the_store(
             anyio.run(use, Client(server.url, mode="legacy"))  # ends with DELETE
         finally:
             server.stop()
-    assert _rows(db) == 0
+    assert stored_records(db) == 0

@@ -8,7 +8,6 @@ document, and the server's RSS is within ``RSS_TOLERANCE_MIB`` of its level afte
 
 from __future__ import annotations
 
-import sqlite3
 import time
 from pathlib import Path
 from typing import Any
@@ -18,7 +17,7 @@ import pytest
 from mcp import Client
 
 from mcpserver.conversation import DOC, SKILL, Model
-from mcpserver.helpers import HttpServer, start_http_server
+from mcpserver.helpers import HttpServer, start_http_server, stored_records
 
 SESSIONS = 200
 CALLS_PER_SESSION = 50  # 10,000 calls in all
@@ -38,16 +37,6 @@ def _rss_mib(pid: int) -> float:
         if line.startswith("VmRSS:"):
             return int(line.split()[1]) / 1024
     raise AssertionError("no VmRSS")
-
-
-def _rows(db: Path, *, live_only: bool = False) -> int:
-    conn = sqlite3.connect(db)
-    try:
-        where = " WHERE expires_at IS NULL OR expires_at > ?" if live_only else ""
-        args: tuple[Any, ...] = (time.time(),) if live_only else ()
-        return int(conn.execute(f"SELECT count(*) FROM docs{where}", args).fetchone()[0])
-    finally:
-        conn.close()
 
 
 async def _session(url: str, mode: str) -> None:
@@ -110,14 +99,14 @@ def test_ten_thousand_calls_leave_no_state_and_flat_memory(
     warm = anyio.run(soak)
     soaked = time.monotonic() - started
     # Legacy sessions ended with DELETE; what is left are the handles' documents, expiring.
-    assert _rows(db) <= SESSIONS // 2
+    assert stored_records(db) <= SESSIONS // 2
     deadline = time.monotonic() + EXPIRY_WAIT_S
-    while _rows(db, live_only=True) and time.monotonic() < deadline:
+    while stored_records(db, live_only=True) and time.monotonic() < deadline:
         time.sleep(0.1)
-    assert _rows(db, live_only=True) == 0
+    assert stored_records(db, live_only=True) == 0
     # Expired rows are purged by the next writes; one more short session makes them.
     anyio.run(_session, server.url, "legacy")
-    assert _rows(db) == 0
+    assert stored_records(db) == 0
     end = _rss_mib(server.process.pid)
     calls = SESSIONS * CALLS_PER_SESSION
     print(f"soak: {calls} calls in {soaked:.1f} s, RSS {warm:.1f} -> {end:.1f} MiB")
