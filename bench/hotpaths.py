@@ -9,7 +9,8 @@ cycling through skills spread over the whole repository:
   holding three loaded skills), so that the ratio is not at the mercy of the load changing
   between two rows;
 * in process, through :class:`SkillTools` (memory store, a fresh session per load so every
-  load delivers full content; and again in sessions holding three other loaded skills):
+  load delivers full content; and again in sessions holding three, and nineteen, other
+  loaded skills):
   ``skill_load``, ``skill_read_file``, ``skill_list_docs``,
   ``skill_select_docs``, ``skill_unload``, ``skill_search`` (beside ``Repository.search``,
   its floor; "task N" matches every skill, the worst case, and the labelled queries of
@@ -168,18 +169,24 @@ def measure_in_process(repo: Repository, count: int, rounds: int, work: Path) ->
         rounds, names, lambda i, n: _ok(fresh(i).call("skill_load", {"skill": n}))
     )
 
-    def busy(first: int) -> list[SkillTools]:
-        # Sessions holding three other skills already: the session document is decoded and
-        # written with them, and the load of names[i] still delivers full content.
+    def busy(first: int, others: int = 3) -> list[SkillTools]:
+        # Sessions holding other skills already (their entries beside the one loaded), and
+        # the load of names[i] still delivers full content.
         sessions = [fresh(first + i) for i in range(rounds)]
         for i, session in enumerate(sessions):
-            for k in (1, 2, 3):
-                _ok(session.call("skill_load", {"skill": names[(i + 10 * k) % len(names)]}))
+            for k in range(1, others + 1):
+                _ok(session.call("skill_load", {"skill": names[(i + k) % len(names)]}))
         return sessions
 
     loaded = busy(rounds)
     out["skill_load (3 loaded)"] = _median_us(
         rounds, names, lambda i, n: _ok(loaded[i].call("skill_load", {"skill": n}))
+    )
+    # A session at the default limit (20 loaded, so no eviction): what a load costs does not
+    # grow with what the session holds.
+    full = busy(4 * rounds, others=19)
+    out["skill_load (19 loaded)"] = _median_us(
+        rounds, names, lambda i, n: _ok(full[i].call("skill_load", {"skill": n}))
     )
     out |= _interleaved_loads(rounds, names, skills, fresh, busy(2 * rounds), 3 * rounds)
     # One session of a few loaded skills (a session holds at most 20): the calls below cycle
