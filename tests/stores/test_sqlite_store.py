@@ -125,6 +125,39 @@ def test_a_process_killed_at_a_random_point_leaves_a_consistent_store(tmp_path: 
     store.close()
 
 
+def test_stores_opened_while_others_write_all_work(tmp_path: Path) -> None:
+    # Workers starting while others are busy, or all at once on a new file: each open
+    # must wait its turn, never fail with "database is locked".
+    path = tmp_path / "new" / "sessions.db"
+    workers, writes = 8, 20
+    start = threading.Barrier(workers)
+    errors: list[BaseException] = []
+    stores: list[SQLiteStore] = []
+
+    def open_and_write() -> None:
+        start.wait()
+        try:
+            for _ in range(writes // 4):
+                store = SQLiteStore(path)  # a new connection each time, as a new thread gets
+                stores.append(store)
+                for _ in range(4):
+                    store.update("s", "main", _increment)
+        except BaseException as exc:  # recorded for the assertion below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=open_and_write) for _ in range(workers)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    try:
+        assert errors == []
+        assert stores[0].get("s", "main") == {"n": workers * writes}
+    finally:
+        for store in stores:
+            store.close()
+
+
 def test_creates_parent_directories_wal_mode_and_schema_version(tmp_path: Path) -> None:
     path = tmp_path / "a" / "b" / "sessions.db"
     SQLiteStore(path).close()

@@ -168,6 +168,20 @@ class SessionIndex:
             "slots": {n: [s.touched, s.mode, s.request] for n, s in self.slots.items()},
         }
 
+    @staticmethod
+    def holds(doc: dict[str, Any] | None, name: str) -> bool:
+        """Whether the index document ``doc`` has ``name`` loaded, without reading the rest.
+
+        Raises:
+            TypeError, ValueError, AttributeError: The document is not an index.
+        """
+        if doc is None:
+            return False
+        slots = doc.get("slots", {})
+        if not isinstance(slots, dict):
+            raise TypeError(f"the index's slots are a {type(slots).__name__}, not a mapping")
+        return name in slots
+
     @classmethod
     def from_doc(cls, doc: dict[str, Any] | None) -> SessionIndex:
         """Read the JSON form; None (nothing stored yet) is the empty index.
@@ -177,10 +191,10 @@ class SessionIndex:
         """
         if doc is None:
             return cls()
-        slots = {}
-        for name, (touched, mode, request) in dict(doc.get("slots", {})).items():
-            known: LoadMode = mode if mode in _LOAD_MODES else "turn"
-            slots[str(name)] = Slot(int(touched), known, int(request))
+        slots = {
+            str(name): Slot(int(touched), mode if mode in _LOAD_MODES else "turn", int(request))
+            for name, (touched, mode, request) in dict(doc.get("slots", {})).items()
+        }
         return cls(
             slots=slots,
             clock=int(doc.get("clock", 0)),

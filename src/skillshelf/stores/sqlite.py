@@ -38,6 +38,9 @@ __all__ = ["SQLiteStore"]
 # How long a writer waits for another process's transaction before failing with "database is
 # locked": updates are short, so only a stuck or heavily overloaded writer ever takes this long.
 _BUSY_TIMEOUT_MS = 30_000
+# Backoff between attempts to switch a file other connections are opening to WAL mode.
+_WAL_RETRY_FIRST_S = 0.001
+_WAL_RETRY_CAP_S = 0.05
 _SCHEMA_VERSION = 3
 # Version 1 had no expiry; version 2 adds expires_at (Unix seconds, NULL = never) and its index;
 # version 3 adds the entries table (a row per entry; the rows of one record share expires_at).
@@ -319,7 +322,7 @@ class SQLiteStore:
         weakref.finalize(held, _release, self._lock, self._connections, conn)
         self._local.held = held
         conn.execute(f"PRAGMA busy_timeout = {_BUSY_TIMEOUT_MS}")
-        conn.execute("PRAGMA journal_mode = WAL")
+        _use_wal(conn)
         # In WAL mode NORMAL never corrupts the file; a power cut (not a killed process) may
         # undo the last commits, an acceptable trade for session state.
         conn.execute("PRAGMA synchronous = NORMAL")
@@ -349,6 +352,28 @@ class SQLiteStore:
             if conn.in_transaction:
                 conn.execute("ROLLBACK")
             raise
+
+
+def _use_wal(conn: sqlite3.Connection) -> None:
+    """Put the file in WAL mode (it stays so), waiting out other openers.
+
+    Switching the journal mode needs the file to itself and SQLite answers "database is
+    locked" at once, without its busy handler, while another connection opens or migrates
+    it: two workers starting together would fail. So the switch is retried, with a bounded
+    backoff, for as long as the busy timeout.
+    """
+    deadline = time.monotonic() + _BUSY_TIMEOUT_MS / 1000
+    delay = _WAL_RETRY_FIRST_S
+    while True:
+        try:
+            if conn.execute("PRAGMA journal_mode").fetchone()[0].lower() != "wal":
+                conn.execute("PRAGMA journal_mode = WAL")
+            return
+        except sqlite3.OperationalError as exc:
+            if getattr(exc, "sqlite_errorname", "") != "SQLITE_BUSY" or time.monotonic() > deadline:
+                raise
+        time.sleep(delay)
+        delay = min(delay * 2, _WAL_RETRY_CAP_S)
 
 
 def _select_entries(

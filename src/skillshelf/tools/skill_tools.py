@@ -384,9 +384,8 @@ class SkillTools:
         key = skill_entry(name)
         entries = self._entries([key])
         try:
-            index = SessionIndex.from_doc(entries.get(INDEX_ENTRY))
             entry = entries.get(key)
-            if name not in index.slots or entry is None:
+            if entry is None or not SessionIndex.holds(entries.get(INDEX_ENTRY), name):
                 return None
             return LoadedSkill.from_doc(name, entry)
         except _WRONG_SHAPE as exc:
