@@ -426,16 +426,26 @@ class SkillTools:
     def tie_call_id(self, name: str, call_id: str) -> None:
         """Tie the load of ``name`` to the tool result that carries it (a load declared by
         the caller or the user has no call id of the model's)."""
-        key = skill_entry(name)
+        self._change_loaded(name, lambda i, s: (i, dataclasses.replace(s, call_id=call_id)))
 
-        def tie(index: SessionIndex, entries: Entries) -> dict[str, Doc | None]:
+    def _change_loaded(
+        self, name: str, fn: Callable[[SessionIndex, LoadedSkill], tuple[SessionIndex, LoadedSkill]]
+    ) -> bool:
+        """Apply ``fn`` to the index and the entry of ``name`` if it is loaded (atomically);
+        returns whether it was."""
+        key = skill_entry(name)
+        loaded = [False]
+
+        def change(index: SessionIndex, entries: Entries) -> dict[str, Doc | None]:
             doc = entries.get(key)
-            if name not in index.slots or doc is None:
+            loaded[0] = name in index.slots and doc is not None
+            if doc is None or not loaded[0]:
                 return {}
-            entry = dataclasses.replace(LoadedSkill.from_doc(name, doc), call_id=call_id)
+            index, entry = fn(index, LoadedSkill.from_doc(name, doc))
             return {INDEX_ENTRY: index.to_doc(), key: entry.to_doc()}
 
-        self._change([key], tie)
+        self._change([key], change)
+        return loaded[0]
 
     def record_failure(self, signature: str) -> int:
         """Count one more failure of the call ``signature`` (:func:`call_signature`) in this
@@ -643,22 +653,9 @@ class SkillTools:
             and before is not None
             and _still_delivered(before, digest, selection, wants_docs, history)
         ):
-            still_loaded = [False]
-            key = skill_entry(name)
-
-            def touch(index: SessionIndex, entries: Entries) -> dict[str, Doc | None]:
-                # Another call may have unloaded it since it was read: then load it in full.
-                doc = entries.get(key)
-                still_loaded[0] = False
-                if name not in index.slots or doc is None:
-                    return {}
-                still_loaded[0] = True
-                current = LoadedSkill.from_doc(name, doc)
-                index, entry = index.select_docs(current, current.docs)
-                return {INDEX_ENTRY: index.to_doc(), key: entry.to_doc()}
-
-            self._change([key], touch)
-            if still_loaded[0]:
+            # Another call may have unloaded it since it was read: then load it in full.
+            touch = self._change_loaded(name, lambda i, s: i.select_docs(s, s.docs))
+            if touch:
                 return render_already_loaded(name), {"skill": name, "already_loaded": True}
         directory = skill_uri(name) if self.locations == "uris" else None
         body = skill.body()
@@ -710,16 +707,7 @@ class SkillTools:
             if mode == "add" and current.docs != "*":
                 chosen = list(dict.fromkeys([*current.docs, *chosen]))
             selection = "*" if mode == "add" and current.docs == "*" else chosen
-        key = skill_entry(name)
-
-        def select(index: SessionIndex, entries: Entries) -> dict[str, Doc | None]:
-            doc = entries.get(key)
-            if name not in index.slots or doc is None:
-                return {}
-            index, entry = index.select_docs(LoadedSkill.from_doc(name, doc), selection)
-            return {INDEX_ENTRY: index.to_doc(), key: entry.to_doc()}
-
-        self._change([key], select)
+        self._change_loaded(name, lambda i, s: i.select_docs(s, selection))
         shown = list_docs(skill, walks=self._walks()) if selection == "*" else selection
         text = f"Docs selected for {name!r}: " + (", ".join(shown) if shown else "none")
         return text, {"skill": name, "docs": shown}
