@@ -373,9 +373,9 @@ class SkillServer:
         def read() -> ReadResourceResult:
             parsed = parse_uri(uri)
             skill = self.shelf.skill(parsed.name, viewer)
-            files = self.shelf.files(skill)
+            files = self.shelf.files(skill, keep=True)
             if files.over_limit is not None:
-                self.shelf.entry(skill)  # raises the "not served" error
+                self.shelf.entry(skill, keep=True)  # raises the "not served" error
             data = read_bytes(skill, parsed.path or SKILL_MD)
             mime = guess_mime(parsed.path or SKILL_MD, data[:SNIFF_BYTES])
             text = _as_text(data)

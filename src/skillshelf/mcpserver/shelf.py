@@ -4,6 +4,12 @@ A :class:`Viewer` describes who is asking (client name, HTTP headers); the visib
 decides per skill whether that viewer may see it, and every list, get, read, prompt and tool
 goes through :meth:`Shelf.skills` or :meth:`Shelf.skill`, so a hidden skill is hidden
 everywhere.
+
+Requests about one skill (``resources/read``, ``skills/get``) keep the skill folder's walk
+(:mod:`skillshelf.skills.walk_cache`) and the file list derived from it: the next request
+about that skill checks an ``lstat`` per folder and file instead of listing, checking and
+sniffing them again, and gets what a fresh walk would give. Listings of every skill walk
+afresh, so that they do not push out the walks of the skills being read.
 """
 
 from __future__ import annotations
@@ -30,6 +36,7 @@ from skillshelf.mcpserver.files import (
 )
 from skillshelf.repository import Repository
 from skillshelf.skills.skill import Skill, read_skill_md
+from skillshelf.skills.walk_cache import WalkCache
 
 __all__ = ["Shelf", "Viewer", "Visibility"]
 
@@ -76,6 +83,7 @@ class Shelf:
         # kept until the next change instead of re-checking every file on every request.
         self.trust_cache = False
         self._files: dict[tuple[str, int, int], SkillFiles] = {}
+        self._walks = WalkCache()
         self._lock = threading.Lock()
         self._frontmatter: dict[str, tuple[tuple[int, int], dict[str, Any]]] = {}
         self._roots: dict[str, str] = {}
@@ -118,28 +126,42 @@ class Shelf:
             raise UriError(f"No skill is served at {clip(file_uri(name))}")
         return skill
 
-    def files(self, skill: Skill) -> SkillFiles:
-        """Every file of ``skill`` with digests (or why it is over the limits)."""
+    def files(self, skill: Skill, *, keep: bool = False) -> SkillFiles:
+        """Every file of ``skill`` with digests (or why it is over the limits).
+
+        Args:
+            skill: The skill.
+            keep: Keep the folder's walk for the next request about this one skill
+                (``resources/read``, ``skills/get``); listings of every skill walk afresh.
+        """
         key = (skill.directory, skill.mtime_ns, skill.size)
         if self.trust_cache and (cached := self._files.get(key)) is not None:
             return cached
         root = self._roots.get(skill.directory)
         if root is None:  # a skill folder reached through a link: resolved once per scan
             root = self._roots[skill.directory] = os.path.realpath(skill.directory)
-        listing = skill_files(skill, self.digests, root=root)
+        if keep:
+            listing = self._walks.get(root).derive(
+                ("shelf.files", skill.skill_md_name),
+                lambda walk: skill_files(skill, self.digests, root=root, walk=walk),
+            )
+        else:
+            listing = skill_files(skill, self.digests, root=root)
         if self.trust_cache:
             with self._lock:
                 self._files[key] = listing
         return listing
 
-    def entry(self, skill: Skill) -> dict[str, Any]:
+    def entry(self, skill: Skill, *, keep: bool = False) -> dict[str, Any]:
         """The SEP-2640 ``Skill`` entry: uri, verbatim frontmatter, every file with its digest.
+
+        ``keep`` as in :meth:`files`.
 
         Raises:
             UriError: The skill is over the extension's limits, so it is not served.
             OSError: SKILL.md cannot be read.
         """
-        files = self.files(skill)
+        files = self.files(skill, keep=keep)
         if files.over_limit is not None:
             raise UriError(
                 f"Skill {skill.name!r} is not served: it has {files.over_limit} "
@@ -191,6 +213,7 @@ class Shelf:
     def forget(self) -> None:
         """Drop cached digests and frontmatter (after a re-scan)."""
         self.digests.clear()
+        self._walks = WalkCache()
         with self._lock:
             self._frontmatter.clear()
             self._roots.clear()
