@@ -216,15 +216,19 @@ def aged(tmp_path: Path) -> Shelf:
     return Shelf(Repository([tmp_path], cache_dir=False))
 
 
-def test_a_kept_file_list_is_reused_while_nothing_changed(aged: Shelf) -> None:
+def test_a_file_list_is_kept_from_the_second_request_on_while_nothing_changed(
+    aged: Shelf,
+) -> None:
     skill = aged.repo.get("demo")
     first = aged.files(skill, keep=True)
-    assert aged.files(skill, keep=True) is first
-    assert first == skill_files(skill, DigestCache())
+    second = aged.files(skill, keep=True)
+    assert aged.files(skill, keep=True) is second
+    assert first == second == skill_files(skill, DigestCache())
 
 
 def test_a_kept_file_list_shows_an_edit_and_a_new_file(aged: Shelf) -> None:
     skill = aged.repo.get("demo")
+    aged.files(skill, keep=True)
     before = aged.files(skill, keep=True)
     (skill.path / "references" / "guide.md").write_text("GUIDE")  # same size
     (skill.path / "notes.md").write_text("notes")
@@ -250,6 +254,8 @@ def test_listings_walk_afresh_and_keep_no_walk(
     skill = aged.repo.get("demo")
     aged.files(skill)
     aged.entry(skill)
+    assert kept == []
+    aged.entry(skill, keep=True)  # asked about once: walked afresh, nothing kept
     assert kept == []
     aged.entry(skill, keep=True)
     aged.files(skill, keep=True)

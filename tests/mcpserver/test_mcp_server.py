@@ -128,12 +128,13 @@ def test_skills_get_and_resources_read_follow_files_changed_between_requests(
     tmp_path: Path,
 ) -> None:
     make_skill(tmp_path, "demo", files={"notes.md": "old"})
-    age_tree(tmp_path / "demo")  # its walk is kept between requests (see skills.walk_cache)
+    age_tree(tmp_path / "demo")  # its walk can be kept (see skills.walk_cache)
     server = SkillServer(Repository([tmp_path], cache_dir=False))
     uri = "skill://demo/SKILL.md"
 
     async def check() -> None:
         async with Client(server.server) as client:
+            await client.read_resource(uri)  # the second request about it keeps the walk
             first = await request(client, "skills/get", {"uri": uri})
             assert [r["uri"] for r in first["skill"]["resources"]] == [
                 uri,
