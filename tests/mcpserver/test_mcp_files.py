@@ -202,6 +202,17 @@ def test_skill_md_swapped_for_a_link_inside_the_skill_is_read_as_its_target(
     assert read_bytes(skill, "SKILL.md").endswith(b"the target\n")
 
 
+def test_skill_md_of_a_skill_folder_swapped_for_a_link_is_refused(tmp_path: Path) -> None:
+    skill = _skill(tmp_path / "root").get("demo")
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "SKILL.md").write_text("---\nname: demo\n---\nsecret\n")
+    skill.path.rename(tmp_path / "moved")
+    skill.path.symlink_to(outside, target_is_directory=True)
+    with pytest.raises(UriError):
+        read_bytes(skill, "SKILL.md")
+
+
 def test_skill_md_gone_since_the_scan_names_no_resource(tmp_path: Path) -> None:
     skill = _skill(tmp_path).get("demo")
     (skill.path / "SKILL.md").unlink()
