@@ -20,7 +20,8 @@ from skillshelf.mcpserver.files import (
 )
 from skillshelf.mcpserver.shelf import Shelf
 from skillshelf.repository import Repository
-from skillshelf.testing import make_skill
+from skillshelf.skills.walk import SkillWalk, walk_skill
+from skillshelf.testing import age_tree, make_skill
 
 
 def _skill(root: Path, name: str = "demo", **kwargs: object) -> Repository:
@@ -178,3 +179,95 @@ def test_skill_reached_through_a_linked_folder_is_listed_and_read_whole(tmp_path
     assert listed == ["SKILL.md", "doc.md"]
     assert read_bytes(skill, "SKILL.md") == (store / "demo" / "SKILL.md").read_bytes()
     assert read_bytes(skill, "doc.md") == b"# Doc\n"
+
+
+def test_skill_md_swapped_for_a_link_out_of_the_skill_is_refused(tmp_path: Path) -> None:
+    repo = _skill(tmp_path / "root")
+    skill = repo.get("demo")
+    secret = tmp_path / "secret.md"
+    secret.write_text("---\nname: secret\n---\nsecret\n")
+    (skill.path / "SKILL.md").unlink()
+    (skill.path / "SKILL.md").symlink_to(secret)
+    with pytest.raises(UriError):
+        read_bytes(skill, "SKILL.md")
+
+
+def test_skill_md_swapped_for_a_link_inside_the_skill_is_read_as_its_target(
+    tmp_path: Path,
+) -> None:
+    repo = _skill(tmp_path / "root", files={"real.md": "---\nname: demo\n---\nthe target\n"})
+    skill = repo.get("demo")
+    (skill.path / "SKILL.md").unlink()
+    (skill.path / "SKILL.md").symlink_to("real.md")
+    assert read_bytes(skill, "SKILL.md").endswith(b"the target\n")
+
+
+def test_skill_md_of_a_skill_folder_swapped_for_a_link_is_refused(tmp_path: Path) -> None:
+    skill = _skill(tmp_path / "root").get("demo")
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "SKILL.md").write_text("---\nname: demo\n---\nsecret\n")
+    skill.path.rename(tmp_path / "moved")
+    skill.path.symlink_to(outside, target_is_directory=True)
+    with pytest.raises(UriError):
+        read_bytes(skill, "SKILL.md")
+
+
+def test_skill_md_gone_since_the_scan_names_no_resource(tmp_path: Path) -> None:
+    skill = _skill(tmp_path).get("demo")
+    (skill.path / "SKILL.md").unlink()
+    with pytest.raises(UriError, match="No resource is served"):
+        read_bytes(skill, "SKILL.md")
+
+
+@pytest.fixture
+def aged(tmp_path: Path) -> Shelf:
+    make_skill(tmp_path, "demo", files={"references/guide.md": "guide"})
+    age_tree(tmp_path / "demo")  # old enough that its walk is kept (see skills.walk_cache)
+    return Shelf(Repository([tmp_path], cache_dir=False))
+
+
+def test_a_file_list_is_kept_from_the_second_request_on_while_nothing_changed(
+    aged: Shelf,
+) -> None:
+    skill = aged.repo.get("demo")
+    first = aged.files(skill, keep=True)
+    second = aged.files(skill, keep=True)
+    assert aged.files(skill, keep=True) is second
+    assert first == second == skill_files(skill, DigestCache())
+
+
+def test_a_kept_file_list_shows_an_edit_and_a_new_file(aged: Shelf) -> None:
+    skill = aged.repo.get("demo")
+    aged.files(skill, keep=True)
+    before = aged.files(skill, keep=True)
+    (skill.path / "references" / "guide.md").write_text("GUIDE")  # same size
+    (skill.path / "notes.md").write_text("notes")
+    after = aged.files(skill, keep=True)
+    assert after == skill_files(skill, DigestCache())
+    assert [f.relative for f in after.files] == ["SKILL.md", "notes.md", "references/guide.md"]
+    guide = hashlib.sha256(b"GUIDE").hexdigest()
+    assert after.files[2].digest == f"sha256:{guide}" != before.files[1].digest
+
+
+def test_listings_walk_afresh_and_keep_no_walk(
+    aged: Shelf, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from skillshelf.skills import walk_cache
+
+    kept: list[str] = []
+
+    def counting(directory: str) -> SkillWalk:
+        kept.append(directory)
+        return walk_skill(directory)
+
+    monkeypatch.setattr(walk_cache, "walk_skill", counting)
+    skill = aged.repo.get("demo")
+    aged.files(skill)
+    aged.entry(skill)
+    assert kept == []
+    aged.entry(skill, keep=True)  # asked about once: walked afresh, nothing kept
+    assert kept == []
+    aged.entry(skill, keep=True)
+    aged.files(skill, keep=True)
+    assert len(kept) == 1

@@ -13,7 +13,7 @@ from mcp import Client
 from mcpserver.helpers import INVALID_PARAMS, all_skills, error_code, request, server_env
 from skillshelf.mcpserver import SkillServer, Viewer, files
 from skillshelf.repository import Repository
-from skillshelf.testing import make_skill
+from skillshelf.testing import age_tree, make_skill
 
 
 def test_exec_offers_and_runs_workspace_exec(tmp_path: Path) -> None:
@@ -122,3 +122,32 @@ def test_the_cli_imports_no_mcp_sdk_until_serve_runs() -> None:
         [sys.executable, "-c", code], capture_output=True, text=True, timeout=60, env=server_env()
     )
     assert done.returncode == 0, done.stderr
+
+
+def test_skills_get_and_resources_read_follow_files_changed_between_requests(
+    tmp_path: Path,
+) -> None:
+    make_skill(tmp_path, "demo", files={"notes.md": "old"})
+    age_tree(tmp_path / "demo")  # its walk can be kept (see skills.walk_cache)
+    server = SkillServer(Repository([tmp_path], cache_dir=False))
+    uri = "skill://demo/SKILL.md"
+
+    async def check() -> None:
+        async with Client(server.server) as client:
+            await client.read_resource(uri)  # the second request about it keeps the walk
+            first = await request(client, "skills/get", {"uri": uri})
+            assert [r["uri"] for r in first["skill"]["resources"]] == [
+                uri,
+                "skill://demo/notes.md",
+            ]
+            (tmp_path / "demo" / "notes.md").write_text("new")
+            (tmp_path / "demo" / "more.md").write_text("more")
+            again = await request(client, "skills/get", {"uri": uri})
+            digests = {r["uri"]: r["digest"] for r in again["skill"]["resources"]}
+            assert list(digests) == [uri, "skill://demo/more.md", "skill://demo/notes.md"]
+            notes = digests["skill://demo/notes.md"]
+            assert notes != first["skill"]["resources"][1]["digest"]
+            read = await client.read_resource("skill://demo/notes.md")
+            assert [getattr(c, "text", None) for c in read.contents] == ["new"]
+
+    anyio.run(check)

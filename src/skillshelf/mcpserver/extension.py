@@ -170,7 +170,10 @@ class SkillsExtension(Extension):
             if parsed.path != SKILL_MD:
                 raise UriError(f"No skill is served at {clip(params.uri)} (not a SKILL.md URI)")
             skill = self.shelf.skill(parsed.name, viewer)
-            return {"resultType": "complete", "skill": self.shelf.entry(skill)} | self._cache()
+            return {
+                "resultType": "complete",
+                "skill": self.shelf.entry(skill, keep=True),
+            } | self._cache()
 
         return await guarded(get)
 

@@ -23,7 +23,7 @@ from skillshelf.core.mime import OCTET_STREAM, SNIFF_BYTES, guess_mime
 from skillshelf.errors import FileAccessError, SkillshelfError, clip
 from skillshelf.skills.paths import open_skill_file, safe_join
 from skillshelf.skills.skill import Skill
-from skillshelf.skills.walk import Entry, SkillWalk, read_chunks, walk_skill
+from skillshelf.skills.walk import Entry, SkillWalk, open_beneath, read_chunks, walk_skill
 
 __all__ = [
     "DIRECTORY_MIME",
@@ -190,7 +190,13 @@ class DigestCache:
             self._digests.clear()
 
 
-def skill_files(skill: Skill, cache: DigestCache, *, root: str | None = None) -> SkillFiles:
+def skill_files(
+    skill: Skill,
+    cache: DigestCache,
+    *,
+    root: str | None = None,
+    walk: SkillWalk | None = None,
+) -> SkillFiles:
     """List every file of ``skill`` with its digest, ``SKILL.md`` first.
 
     The files are the servable ones of the one walk: regular files and links to files inside
@@ -200,9 +206,10 @@ def skill_files(skill: Skill, cache: DigestCache, *, root: str | None = None) ->
         skill: The skill.
         cache: Digests already computed.
         root: The skill directory with symbolic links resolved, when the caller knows it.
+        walk: A walk of ``root`` the caller already holds (default: a fresh one).
     """
     real = root if root is not None else os.path.realpath(skill.directory)
-    found, over = _walk(skill, real)
+    found, over = _walk(skill, real, walk)
     if over is not None:
         return SkillFiles((), over)
     entries = tuple(
@@ -217,8 +224,11 @@ def over_limit(skill: Skill) -> str | None:
     return _walk(skill, os.path.realpath(skill.directory))[1]
 
 
-def _walk(skill: Skill, root: str) -> tuple[list[tuple[str, str, os.stat_result]], str | None]:
-    walk = walk_skill(root)
+def _walk(
+    skill: Skill, root: str, walk: SkillWalk | None = None
+) -> tuple[list[tuple[str, str, os.stat_result]], str | None]:
+    if walk is None:
+        walk = walk_skill(root)
     if walk.capped is not None:
         return [], walk.capped
     found: list[tuple[str, str, os.stat_result]] = []
@@ -293,7 +303,7 @@ def read_bytes(skill: Skill, relative: str) -> bytes:
     """
     uri = clip(file_uri(skill.name, relative))
     try:
-        fd, _, _ = open_skill_file(skill.real_path, _on_disk(skill, relative), anchored=True)
+        fd = _open(skill, relative)
     except FileAccessError as exc:
         if exc.reason == "refused":
             raise UriError(str(exc)) from None
@@ -307,3 +317,16 @@ def read_bytes(skill: Skill, relative: str) -> bytes:
     if len(data) > MAX_TOTAL_BYTES:  # grew since the size check
         raise UriError(f"{uri} is over the {MAX_TOTAL_BYTES:,}-byte limit")
     return data
+
+
+def _open(skill: Skill, relative: str) -> int:
+    if relative == SKILL_MD:
+        # SKILL.md's name on disk comes from discovery, not from the client: opened beneath
+        # the skill's canonical folder following no link, it is the file the joined path
+        # below leads to. Anything else (a link, a file gone) takes that path, for its answer.
+        try:
+            return open_beneath(skill.real_directory, skill.skill_md_name, follow_root=False)
+        except OSError:
+            pass
+    fd, _, _ = open_skill_file(skill.real_path, _on_disk(skill, relative), anchored=True)
+    return fd

@@ -210,6 +210,11 @@ class SkillServer:
 
     def viewer_of(self, ctx: ServerRequestContext[Any, Any]) -> Viewer:
         """The viewer behind a request: client name, HTTP headers, session key."""
+        return self._caller(ctx)[0]
+
+    def _caller(self, ctx: ServerRequestContext[Any, Any]) -> tuple[Viewer, bool]:
+        """The viewer, and whether its session key lives for this request only (one pass
+        over the headers for both)."""
         params = ctx.session.client_params
         client = params.client_info.name if params is not None else None
         if client is None and ctx.method == "initialize":  # not committed to the session yet
@@ -217,29 +222,23 @@ class SkillServer:
             client = info.get("name") if isinstance(info, dict) else None
         request = ctx.request
         if request is None:
-            return Viewer(client, {}, self._stdio_session)
+            return Viewer(client, {}, self._stdio_session), False
         headers = {k.lower(): v for k, v in getattr(request, "headers", {}).items()}
         # The SDK checks Mcp-Session-Id only on the handshake-era wire; on the sessionless
         # 2026-07-28 wire any value could be sent, so there state lives for one request.
         session = None
         if ctx.protocol_version not in MODERN_PROTOCOL_VERSIONS:
             session = headers.get("mcp-session-id")
-        return Viewer(client, headers, "http:" + (session or uuid.uuid4().hex), remote=True)
+            scoped = session is None
+        else:
+            scoped = True
+        key = "http:" + (session or uuid.uuid4().hex)
+        return Viewer(client, headers, key, remote=True), scoped
 
     @property
     def stdio_session(self) -> str:
         """The session key of the stdio client (one per process)."""
         return self._stdio_session
-
-    @staticmethod
-    def _request_scoped(ctx: ServerRequestContext[Any, Any]) -> bool:
-        """Whether the request's session key lives for this request only (see viewer_of)."""
-        if ctx.request is None:
-            return False
-        if ctx.protocol_version in MODERN_PROTOCOL_VERSIONS:
-            return True
-        headers = {k.lower() for k in getattr(ctx.request, "headers", {})}
-        return "mcp-session-id" not in headers
 
     async def _middleware(
         self, ctx: ServerRequestContext[Any, Any], call_next: CallNext
@@ -267,7 +266,7 @@ class SkillServer:
         return {**result, "capabilities": capabilities, "instructions": self.instructions(viewer)}
 
     def _remember(self, ctx: ServerRequestContext[Any, Any]) -> None:
-        key = self.viewer_of(ctx).session
+        key = self._stdio_session if ctx.request is None else self.viewer_of(ctx).session
         self._sessions[key] = ctx.session
         self._sessions.move_to_end(key)
         while len(self._sessions) > MAX_TRACKED_SESSIONS:
@@ -373,9 +372,9 @@ class SkillServer:
         def read() -> ReadResourceResult:
             parsed = parse_uri(uri)
             skill = self.shelf.skill(parsed.name, viewer)
-            files = self.shelf.files(skill)
+            files = self.shelf.files(skill, keep=True)
             if files.over_limit is not None:
-                self.shelf.entry(skill)  # raises the "not served" error
+                self.shelf.entry(skill, keep=True)  # raises the "not served" error
             data = read_bytes(skill, parsed.path or SKILL_MD)
             mime = guess_mime(parsed.path or SKILL_MD, data[:SNIFF_BYTES])
             text = _as_text(data)
@@ -454,9 +453,8 @@ class SkillServer:
     ) -> CallToolResult:
         if params.name not in self.tool_names:
             raise MCPError(code=INVALID_PARAMS, message=f"Unknown tool: {clip(params.name)}")
-        viewer = self.viewer_of(ctx)
+        viewer, sessionless = self._caller(ctx)
         arguments = dict(params.arguments or {})
-        sessionless = self._request_scoped(ctx)
         minted: str | None = None
         if sessionless:
             # No protocol session: state that spans calls lives under a conversation handle.

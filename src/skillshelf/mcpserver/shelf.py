@@ -4,6 +4,13 @@ A :class:`Viewer` describes who is asking (client name, HTTP headers); the visib
 decides per skill whether that viewer may see it, and every list, get, read, prompt and tool
 goes through :meth:`Shelf.skills` or :meth:`Shelf.skill`, so a hidden skill is hidden
 everywhere.
+
+From its second request about one skill (``resources/read``, ``skills/get``) on, a skill
+folder's walk is kept (:mod:`skillshelf.skills.walk_cache`) with the file list derived from
+it: later requests check an ``lstat`` per folder and file instead of listing, checking and
+sniffing them again, and get what a fresh walk would give. Keeping a walk costs an ``lstat``
+per entry more than walking, which a skill asked about once never earns back; listings of
+every skill walk afresh, so they neither pay that nor push out the walks of skills in use.
 """
 
 from __future__ import annotations
@@ -14,6 +21,7 @@ import logging
 import math
 import os
 import threading
+from collections import OrderedDict
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final
@@ -30,12 +38,14 @@ from skillshelf.mcpserver.files import (
 )
 from skillshelf.repository import Repository
 from skillshelf.skills.skill import Skill, read_skill_md
+from skillshelf.skills.walk_cache import WalkCache
 
 __all__ = ["Shelf", "Viewer", "Visibility"]
 
 logger = logging.getLogger("skillshelf.mcp")
 
 SKILLS_EXTENSION: Final = "io.modelcontextprotocol/skills"
+KEPT_WALKS: Final = 1024  # skill folders whose walks are kept (the least recently used go)
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,6 +86,8 @@ class Shelf:
         # kept until the next change instead of re-checking every file on every request.
         self.trust_cache = False
         self._files: dict[tuple[str, int, int], SkillFiles] = {}
+        self._walks = WalkCache(limit=KEPT_WALKS)
+        self._asked: OrderedDict[str, None] = OrderedDict()  # folders asked about once
         self._lock = threading.Lock()
         self._frontmatter: dict[str, tuple[tuple[int, int], dict[str, Any]]] = {}
         self._roots: dict[str, str] = {}
@@ -118,28 +130,52 @@ class Shelf:
             raise UriError(f"No skill is served at {clip(file_uri(name))}")
         return skill
 
-    def files(self, skill: Skill) -> SkillFiles:
-        """Every file of ``skill`` with digests (or why it is over the limits)."""
+    def files(self, skill: Skill, *, keep: bool = False) -> SkillFiles:
+        """Every file of ``skill`` with digests (or why it is over the limits).
+
+        Args:
+            skill: The skill.
+            keep: A request about this one skill (``resources/read``, ``skills/get``): from
+                the second on, the folder's walk is kept. Listings walk afresh.
+        """
         key = (skill.directory, skill.mtime_ns, skill.size)
         if self.trust_cache and (cached := self._files.get(key)) is not None:
             return cached
         root = self._roots.get(skill.directory)
         if root is None:  # a skill folder reached through a link: resolved once per scan
             root = self._roots[skill.directory] = os.path.realpath(skill.directory)
-        listing = skill_files(skill, self.digests, root=root)
+        if keep and self._asked_before(root):
+            listing = self._walks.get(root).derive(
+                ("shelf.files", skill.skill_md_name),
+                lambda walk: skill_files(skill, self.digests, root=root, walk=walk),
+            )
+        else:
+            listing = skill_files(skill, self.digests, root=root)
         if self.trust_cache:
             with self._lock:
                 self._files[key] = listing
         return listing
 
-    def entry(self, skill: Skill) -> dict[str, Any]:
+    def _asked_before(self, root: str) -> bool:
+        with self._lock:
+            if root in self._asked:
+                self._asked.move_to_end(root)
+                return True
+            self._asked[root] = None
+            while len(self._asked) > KEPT_WALKS:
+                self._asked.popitem(last=False)
+            return False
+
+    def entry(self, skill: Skill, *, keep: bool = False) -> dict[str, Any]:
         """The SEP-2640 ``Skill`` entry: uri, verbatim frontmatter, every file with its digest.
+
+        ``keep`` as in :meth:`files`.
 
         Raises:
             UriError: The skill is over the extension's limits, so it is not served.
             OSError: SKILL.md cannot be read.
         """
-        files = self.files(skill)
+        files = self.files(skill, keep=keep)
         if files.over_limit is not None:
             raise UriError(
                 f"Skill {skill.name!r} is not served: it has {files.over_limit} "
@@ -191,7 +227,9 @@ class Shelf:
     def forget(self) -> None:
         """Drop cached digests and frontmatter (after a re-scan)."""
         self.digests.clear()
+        self._walks = WalkCache(limit=KEPT_WALKS)
         with self._lock:
+            self._asked.clear()
             self._frontmatter.clear()
             self._roots.clear()
             self._files.clear()
