@@ -23,7 +23,7 @@ import hashlib
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
-from typing import Any, Final, Literal, get_args
+from typing import Any, Final, Literal, NamedTuple, get_args
 
 from skillshelf.errors import UsageError
 
@@ -126,10 +126,10 @@ class LoadedSkill:
         return Slot(self.touched, self.mode, self.request)
 
 
-@dataclass(frozen=True, slots=True)
-class Slot:
+class Slot(NamedTuple):
     """What the index keeps of one loaded skill: what eviction and the end of a turn or a
-    request look at (the same values as the skill's own entry, written with it)."""
+    request look at (the same values as the skill's own entry, written with it). A tuple,
+    so that its JSON form is itself: ``[touched, mode, request]``."""
 
     touched: int
     mode: LoadMode
@@ -165,7 +165,7 @@ class SessionIndex:
             "clock": self.clock,
             "turn": self.turn,
             "requests": self.requests,
-            "slots": {n: [s.touched, s.mode, s.request] for n, s in self.slots.items()},
+            "slots": self.slots,
         }
 
     @staticmethod
@@ -191,10 +191,11 @@ class SessionIndex:
         """
         if doc is None:
             return cls()
-        slots = {
-            str(name): Slot(int(touched), mode if mode in _LOAD_MODES else "turn", int(request))
-            for name, (touched, mode, request) in dict(doc.get("slots", {})).items()
-        }
+        slots = {}
+        for name, (touched, mode, request) in dict(doc.get("slots", {})).items():
+            if type(touched) is not int or type(request) is not int:  # exact: a bool is no count
+                touched, request = int(touched), int(request)
+            slots[str(name)] = Slot(touched, mode if mode in _LOAD_MODES else "turn", request)
         return cls(
             slots=slots,
             clock=int(doc.get("clock", 0)),
