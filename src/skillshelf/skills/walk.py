@@ -204,12 +204,16 @@ def walk_skill(
             continue
         for child in children:
             entry = _describe(child, prefix + child.name, real, stats)
-            total += entry.size if entry.kind == "file" else 0
-            capped = _over_caps(len(found) + 1, total, entry)
-            if capped is not None:
-                break  # the entry over a cap is not kept: a capped walk holds MAX_ENTRIES
+            kind = entry.kind
+            if kind == "file":
+                total += entry.size
+            # Only an entry near a cap pays for working out which (sizes: only files count).
+            if len(found) >= MAX_ENTRIES or total > MAX_TOTAL_BYTES or entry.size > MAX_FILE_BYTES:
+                capped = _over_caps(len(found) + 1, total, entry)
+                if capped is not None:
+                    break  # the entry over a cap is not kept: a capped walk holds MAX_ENTRIES
             found.append(entry)
-            if entry.kind == "dir":
+            if kind == "dir":
                 if depth + 1 >= MAX_DEPTH:
                     capped = f"folders nested deeper than {MAX_DEPTH} levels"
                     break
@@ -297,6 +301,10 @@ def _describe(
         return Entry(relative, "unreadable", 0, 0)
     if stats is not None:
         stats[relative] = info
+    if stat.S_ISREG(info.st_mode):  # nearly every entry: spare _kind
+        return Entry(
+            relative, "file", info.st_size, info.st_mtime_ns, None, None, None, info.st_nlink
+        )
     kind = _kind(info.st_mode)
     if kind != "symlink":
         if kind != "file":
