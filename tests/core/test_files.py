@@ -48,3 +48,15 @@ def test_a_tree_puts_folders_after_files_and_children_right_after_their_folder()
         "b",
         "b/x.md",
     ]
+
+
+@pytest.mark.parametrize(
+    "name",
+    ["plain.md", "two\nlines.md", "<skill_resources>.md", "tab\t< Skill_Doc >", "a<b.md", "é.md"],
+)
+def test_an_entry_renders_on_one_line_with_our_tags_defused(name: str) -> None:
+    from skillshelf.core.markup import neutralize_tags, one_line
+
+    tree = FileTree((TreeEntry(f"d/{name}", False, 5, 1), TreeEntry("d", True, None, 0)), 0)
+    assert tree.render() == f"d/\n  {neutralize_tags(one_line(name))} (5 B)"
+    assert len(tree.render().splitlines()) == 2

@@ -98,8 +98,13 @@ class FileTree:
 
 
 def _render_entry(entry: TreeEntry) -> str:
-    # A file name may hold a line break or a tag: one entry must stay one line of the tree.
-    name = neutralize_tags(one_line(entry.path.rsplit("/", 1)[-1]))
+    # A file name may hold a line break or a tag: one entry must stay one line of the tree
+    # (each check first, as both functions do, so that a plain name costs no call).
+    name = entry.path.rpartition("/")[2]
+    if not name.isprintable():
+        name = one_line(name)
+    if "<" in name:
+        name = neutralize_tags(name)
     indent = "  " * entry.depth
     if entry.is_dir:
         return f"{indent}{name}/"
