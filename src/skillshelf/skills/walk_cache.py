@@ -16,6 +16,10 @@ walk — and values derived from it, such as the tree shown — and hands it out
   an entry is added on most file systems), changes the inode's change time (``ctime``), which
   no system call sets.
 
+A walk's files are stamped with the ``lstat`` the walk itself described them from; folders
+with one ``stat`` each, the skill folder's before the walk and the others after it (a change
+in between has a time inside the racy window below).
+
 So what a reader gets is what a fresh walk would give. Two cases are never kept, and are
 walked again on every use: walks holding anything but files and folders (a symbolic link can
 change what it leads to without any of these times changing; FIFOs, devices, unreadable or

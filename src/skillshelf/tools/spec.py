@@ -638,8 +638,6 @@ def _name_key(name: str) -> str:
 
 # How the forgiving path treats each field, as far as :func:`_as_sent` needs to know.
 _Kind = Literal["skill", "path", "docs", "collect", "mode", "bool", "int", "float", "plain"]
-
-
 _NAMED_KINDS: Final[Mapping[str, _Kind]] = {
     "skill": "skill",
     "path": "path",
