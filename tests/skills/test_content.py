@@ -96,3 +96,21 @@ def test_missing_links_are_the_same_with_and_without_the_walk(tmp_path: Path) ->
     expected = missing_links(skill, body)
     assert expected == ["out/x.md", "gone.md", "../linked/docs/a.md", "docs/none.md"]
     assert missing_links(skill, body, walk=walk_skill(skill.directory)) == expected
+
+
+def test_a_load_from_the_walk_cache_is_the_load_from_a_fresh_walk(skill: Skill) -> None:
+    from skillshelf.skills.paths import file_tree
+    from skillshelf.skills.walk_cache import WalkCache
+    from skillshelf.testing import age_tree
+
+    age_tree(skill.path)  # old enough to be kept
+    walks = WalkCache()
+    body, docs = skill.body(), ["references/c.md"]
+    fresh = gather_load(skill, body, docs)
+    assert walks.get(skill.directory).kept
+    assert gather_load(skill, body, docs, walks=walks) == fresh
+    assert gather_load(skill, body, docs, walks=walks) == fresh  # the kept view, again
+    tree = file_tree(skill.path, max_entries=1)
+    with_tree = gather_load(skill, body, docs, walks=walks, tree=tree)
+    assert with_tree == gather_load(skill, body, docs, tree=tree)
+    assert with_tree.tree is tree

@@ -5,6 +5,7 @@ from pathlib import Path
 
 import pytest
 
+from skillshelf.core.files import tree_order
 from skillshelf.errors import FileAccessError, UsageError
 from skillshelf.skills import walk
 from skillshelf.skills.paths import (
@@ -395,3 +396,29 @@ def test_human_size_formats_bytes(n: int, text: str) -> None:
 def test_negative_size_is_a_usage_error() -> None:
     with pytest.raises(UsageError):
         human_size(-1)
+
+
+def _breadth_first_cut(tree_of: FileTree, max_depth: int, max_entries: int) -> list[str]:
+    # The definition: breadth first, then tree order; cut at the depth, then at the count.
+    listed = sorted(tree_of.entries, key=lambda e: (e.depth, tree_order(e)))
+    kept = [e for e in listed if e.depth < max_depth][:max_entries]
+    return [e.path for e in sorted(kept, key=tree_order)]
+
+
+def test_tree_at_every_cap_is_the_breadth_first_cut(tmp_path: Path) -> None:
+    for relative in ("b.md", "A.md", "x/y/z/deep.md", "x/y/w.md", "x/a.md", "c/d.md", "Z/e"):
+        (tmp_path / relative).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / relative).write_text("x")
+    (tmp_path / "link.md").symlink_to("x/a.md")
+    (tmp_path / "linked").symlink_to("x", target_is_directory=True)
+    whole = file_tree(tmp_path, max_depth=99, max_entries=1000)
+    assert whole.omitted == 0
+    for max_depth in range(1, 6):
+        for max_entries in range(len(whole.entries) + 2):
+            tree = file_tree(tmp_path, max_depth=max_depth, max_entries=max_entries)
+            expected = _breadth_first_cut(whole, max_depth, max_entries)
+            assert [e.path for e in tree.entries] == expected
+            assert tree.omitted == len(whole.entries) - len(expected)
+    sizes = {e.path: e.size for e in whole.entries}
+    assert sizes["link.md"] == sizes["x/a.md"] == 1
+    assert sizes["linked"] is None

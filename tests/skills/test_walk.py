@@ -163,3 +163,27 @@ def test_read_chunks_refuses_a_fifo_and_a_link(tmp_path: Path) -> None:
         list(walk.read_chunks(str(tmp_path), "link"))
     assert [len(c) for c in walk.read_chunks(str(tmp_path), "f")] == [walk.CHUNK, 1]
     assert sum(len(c) for c in walk.read_chunks(str(tmp_path), "f", limit=10)) == 10
+
+
+def test_walk_hands_out_the_lstat_it_took_of_each_entry_but_folders(tricky: Path) -> None:
+    stats: dict[str, os.stat_result] = {}
+    walked = walk_skill(tricky, stats=stats)
+    assert walked == walk_skill(tricky)  # asking for them changes nothing else
+    assert set(stats) == {e.path for e in walked.entries if e.kind != "dir"}
+    for relative, st in stats.items():
+        now = os.lstat(tricky / relative)
+        assert (st.st_ino, st.st_mtime_ns, st.st_ctime_ns, st.st_size, st.st_mode) == (
+            now.st_ino,
+            now.st_mtime_ns,
+            now.st_ctime_ns,
+            now.st_size,
+            now.st_mode,
+        )
+
+
+@pytest.mark.parametrize(
+    "path",
+    ["/a/b", "/a/b/", "/a/./b", "/a/../b", "/a//b", "//a", "a/b", "", ".", "/", "/.x/y", "/a/b."],
+)
+def test_absolute_is_abspath(path: str) -> None:
+    assert walk.absolute(path) == os.path.abspath(path)

@@ -31,9 +31,9 @@ def walks(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     """The folders actually walked by the cache."""
     walked: list[str] = []
 
-    def counting(directory: str) -> SkillWalk:
+    def counting(directory: str, *, stats: dict[str, os.stat_result] | None = None) -> SkillWalk:
         walked.append(directory)
-        return walk_skill(directory)
+        return walk_skill(directory, stats=stats)
 
     monkeypatch.setattr(walk_cache, "walk_skill", counting)
     return walked
@@ -165,9 +165,9 @@ def test_a_skill_folder_reached_through_a_link_is_kept_and_followed(
     assert _sizes(cache.get(str(link)).walk)["references/guide.md"] == 6
 
 
-def _next_ctime_tick(path: Path) -> None:
+def _next_ctime_tick(path: Path, probe: Path | None = None) -> None:
     """Wait (bounded) until a change made now gets a later change time than ``path`` has."""
-    probe = path.parent / ".ctime-probe"
+    probe = path.parent / ".ctime-probe" if probe is None else probe
     before = os.stat(path).st_ctime_ns
     deadline = time.monotonic() + 5
     while time.monotonic() < deadline:
@@ -189,3 +189,51 @@ def test_a_file_added_with_the_folder_time_put_back_is_seen(skill: Path) -> None
     os.utime(skill, ns=(before.st_atime_ns, before.st_mtime_ns))
     assert os.stat(skill).st_mtime_ns == before.st_mtime_ns
     assert "added.md" in _sizes(cache.get(str(skill)).walk)
+
+
+def test_a_first_walk_stats_only_its_folders_again(
+    skill: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Files are stamped with the lstat the walk took of them; folders need one of their own.
+    real_lstat = os.lstat
+    seen: list[str] = []
+
+    def counting(path: str, *args: object, **kwargs: object) -> os.stat_result:
+        seen.append(os.fspath(path))
+        return real_lstat(path, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(os, "lstat", counting)
+    known = WalkCache().get(str(skill))
+    assert known.kept
+    assert seen == [str(skill / "references")]
+
+
+def test_stamps_taken_from_the_walk_still_see_a_file_rewritten_in_place(skill: Path) -> None:
+    cache = WalkCache()
+    first = cache.get(str(skill))
+    assert first.kept
+    guide = skill / "references" / "guide.md"
+    before = os.stat(guide)
+    folders = [_stamp(skill), _stamp(skill / "references")]
+    _next_ctime_tick(guide, probe=skill.parent / ".ctime-probe")  # outside the skill
+    guide.write_text("GUIDE")  # the same size, and the times put back: only its ctime moves
+    os.utime(guide, ns=(before.st_atime_ns, before.st_mtime_ns))
+    assert [_stamp(skill), _stamp(skill / "references")] == folders
+    assert cache.get(str(skill)) is not first
+
+
+def _stamp(path: Path) -> tuple[int, int, int, int]:
+    st = os.stat(path)
+    return st.st_ino, st.st_mtime_ns, st.st_ctime_ns, st.st_size
+
+
+def test_a_derived_none_is_computed_once(skill: Path) -> None:
+    cache = WalkCache()
+    made: list[int] = []
+
+    def nothing(_walk: SkillWalk) -> None:
+        made.append(1)
+
+    assert cache.get(str(skill)).derive("none", nothing) is None
+    assert cache.get(str(skill)).derive("none", nothing) is None
+    assert made == [1]

@@ -8,6 +8,7 @@ removed, hidden or reserved for the user is refused and gone from every list.
 
 from __future__ import annotations
 
+import os
 import queue
 import shutil
 import time
@@ -252,9 +253,9 @@ def test_a_refresh_walks_the_skill_folders_again(
 
     walked: list[str] = []
 
-    def counting(directory: str) -> SkillWalk:
+    def counting(directory: str, *, stats: dict[str, os.stat_result] | None = None) -> SkillWalk:
         walked.append(directory)
-        return walk_skill(directory)
+        return walk_skill(directory, stats=stats)
 
     monkeypatch.setattr(walk_cache, "walk_skill", counting)
     repo = Repository([aged], cache_dir=False)

@@ -49,8 +49,12 @@ def tree_order(entry: TreeEntry) -> tuple[tuple[bool, str, str], ...]:
     """Sort key of tree order: files before directories, by name, each directory's children
     right after it."""
     # A directory's key is a prefix of its children's keys, so it sorts right before them.
-    *parents, name = entry.path.split("/")
-    return (*((True, p.casefold(), p) for p in parents), (entry.is_dir, name.casefold(), name))
+    parents = entry.path.split("/")
+    name = parents.pop()
+    last = (entry.is_dir, name.casefold(), name)
+    if not parents:  # most entries of a skill: spare building the tuple from a list
+        return (last,)
+    return (*[(True, p.casefold(), p) for p in parents], last)
 
 
 @dataclass(frozen=True, slots=True)
@@ -94,8 +98,13 @@ class FileTree:
 
 
 def _render_entry(entry: TreeEntry) -> str:
-    # A file name may hold a line break or a tag: one entry must stay one line of the tree.
-    name = neutralize_tags(one_line(entry.path.rsplit("/", 1)[-1]))
+    # A file name may hold a line break or a tag: one entry must stay one line of the tree
+    # (each check first, as both functions do, so that a plain name costs no call).
+    name = entry.path.rpartition("/")[2]
+    if not name.isprintable():
+        name = one_line(name)
+    if "<" in name:
+        name = neutralize_tags(name)
     indent = "  " * entry.depth
     if entry.is_dir:
         return f"{indent}{name}/"

@@ -144,8 +144,9 @@ def gather_load(
     if walk is None and walks is not None:
         known = walks.get(skill.directory)
         if tree is None:
-            tree = known.derive("tree", lambda w: file_tree(skill.path, walk=w))
-        walked = known.derive("paths", _walked_paths)
+            tree, walked = known.derive("load", lambda w: _load_view(skill.directory, w))
+        else:
+            walked = known.derive("paths", _walked_paths)
     else:
         if walk is None:
             walk = walk_skill(skill.directory)  # one walk for the tree and the link check
@@ -161,6 +162,11 @@ def gather_load(
         docs=_gather_docs(skill, docs, max_doc_chars=max_doc_chars),
         details=_details(skill),
     )
+
+
+def _load_view(directory: str, walk: SkillWalk) -> tuple[FileTree, frozenset[str]]:
+    """What every load of a skill takes from its walk: the tree shown, the paths it holds."""
+    return file_tree(directory, walk=walk), _walked_paths(walk)
 
 
 def _details(skill: Skill) -> tuple[tuple[str, str], ...]:

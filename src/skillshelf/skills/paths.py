@@ -18,7 +18,7 @@ from pathlib import Path
 from skillshelf.core.files import FileText, FileTree, TreeEntry, human_size, tree_order
 from skillshelf.core.mime import SNIFF_BYTES, guess_mime, is_binary
 from skillshelf.errors import FileAccessError, UsageError, clip
-from skillshelf.skills.walk import Entry, SkillWalk, open_beneath, walk_skill
+from skillshelf.skills.walk import SkillWalk, open_beneath, walk_skill
 
 __all__ = [
     "FileContent",
@@ -247,7 +247,11 @@ def _classify(name: str, head: bytes) -> tuple[str, bool]:
 
 
 def file_tree(
-    skill_dir: Path, *, max_depth: int = 4, max_entries: int = 200, walk: SkillWalk | None = None
+    skill_dir: Path | str,
+    *,
+    max_depth: int = 4,
+    max_entries: int = 200,
+    walk: SkillWalk | None = None,
 ) -> FileTree:
     """List a skill's files, shallowest first when the caps bite, rendered in tree order.
 
@@ -278,27 +282,31 @@ def file_tree(
         raise FileAccessError(
             f"The skill directory {str(skill_dir)!r} does not exist.", reason="missing"
         )
-    # Breadth first, so that when the entry cap bites it keeps the shallow, telling entries.
-    listed = sorted(_listed(walk), key=lambda e: (e.depth, tree_order(e)))
-    kept = [e for e in listed if e.depth < max_depth][:max_entries]
-    shown = len(kept)
-    # A FileTree puts its entries in tree order itself.
-    return FileTree(tuple(kept), len(listed) - shown, walk.capped is not None)
+    listed = _listed(walk)
+    # A FileTree puts its entries in tree order itself: they need an order of their own only
+    # when a cap bites.
+    if len(listed) > max_entries or any(e.depth >= max_depth for e in listed):
+        # Breadth first, so that the caps keep the shallow, telling entries.
+        listed.sort(key=lambda e: (e.depth, tree_order(e)))
+        kept = [e for e in listed if e.depth < max_depth][:max_entries]
+    else:
+        kept = listed
+    return FileTree(tuple(kept), len(listed) - len(kept), walk.capped is not None)
 
 
 def _listed(walk: SkillWalk) -> list[TreeEntry]:
-    sizes = {e.path: e.size for e in walk.entries if e.kind == "file"}
-    return [t for e in walk.entries if (t := _tree_entry(e, sizes)) is not None]
-
-
-def _tree_entry(entry: Entry, sizes: dict[str, int]) -> TreeEntry | None:
-    if not _CLUTTER.isdisjoint(entry.path.split("/")):
-        return None
-    depth = entry.path.count("/")
-    if entry.kind == "dir" or entry.target_kind == "dir":
-        return TreeEntry(entry.path, True, None, depth)
-    if entry.kind == "file":
-        return TreeEntry(entry.path, False, entry.size, depth)
-    if entry.target_kind == "file" and entry.target is not None:
-        return TreeEntry(entry.path, False, sizes.get(entry.target), depth)
-    return None
+    listed: list[TreeEntry] = []
+    sizes: dict[str, int] | None = None  # what in-skill links to files show, made on need
+    for entry in walk.entries:
+        path, kind = entry.path, entry.kind
+        if not _CLUTTER.isdisjoint(path.split("/")):
+            continue
+        if kind == "file":
+            listed.append(TreeEntry(path, False, entry.size, path.count("/")))
+        elif kind == "dir" or entry.target_kind == "dir":
+            listed.append(TreeEntry(path, True, None, path.count("/")))
+        elif entry.target_kind == "file" and entry.target is not None:
+            if sizes is None:
+                sizes = {e.path: e.size for e in walk.entries if e.kind == "file"}
+            listed.append(TreeEntry(path, False, sizes.get(entry.target), path.count("/")))
+    return listed

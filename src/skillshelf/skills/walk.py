@@ -43,6 +43,7 @@ from __future__ import annotations
 
 import errno
 import hashlib
+import operator
 import os
 import stat
 from collections import deque
@@ -60,6 +61,7 @@ __all__ = [
     "EntryKind",
     "SkillDigest",
     "SkillWalk",
+    "absolute",
     "combine",
     "digest_skill",
     "digest_walk",
@@ -172,13 +174,21 @@ class SkillWalk:
         return os.path.join(self.root, *relative.split("/")) if relative else self.root
 
 
-def walk_skill(directory: str | os.PathLike[str]) -> SkillWalk:
+def walk_skill(
+    directory: str | os.PathLike[str], *, stats: dict[str, os.stat_result] | None = None
+) -> SkillWalk:
     """Walk a skill folder under the module's policy (breadth first, sorted, bounded).
 
     A folder that cannot be listed is an ``unreadable`` entry (the skill folder itself: an
     empty walk whose ``capped`` says so).
+
+    Args:
+        directory: The skill folder.
+        stats: When given, receives the ``lstat`` the walk took of entries, by relative path
+            (of every entry but folders, whose kind the listing tells): what a cache of the
+            walk can stamp it with without a second ``lstat``.
     """
-    root = os.path.abspath(directory)
+    root = absolute(directory)
     real = _RealRoot(root)
     found: list[Entry] = []
     total = 0
@@ -193,20 +203,34 @@ def walk_skill(directory: str | os.PathLike[str]) -> SkillWalk:
             found.append(Entry(prefix.rstrip("/"), "unreadable", 0, 0))
             continue
         for child in children:
-            entry = _describe(child, prefix + child.name, real)
-            total += entry.size if entry.kind == "file" else 0
-            capped = _over_caps(len(found) + 1, total, entry)
-            if capped is not None:
-                break  # the entry over a cap is not kept: a capped walk holds MAX_ENTRIES
+            entry = _describe(child, prefix + child.name, real, stats)
+            kind = entry.kind
+            if kind == "file":
+                total += entry.size
+            # Only an entry near a cap pays for working out which (sizes: only files count).
+            if len(found) >= MAX_ENTRIES or total > MAX_TOTAL_BYTES or entry.size > MAX_FILE_BYTES:
+                capped = _over_caps(len(found) + 1, total, entry)
+                if capped is not None:
+                    break  # the entry over a cap is not kept: a capped walk holds MAX_ENTRIES
             found.append(entry)
-            if entry.kind == "dir":
+            if kind == "dir":
                 if depth + 1 >= MAX_DEPTH:
                     capped = f"folders nested deeper than {MAX_DEPTH} levels"
                     break
                 queue.append((child.path, entry.path + "/", depth + 1))
     # Code point order is UTF-8 byte order, so this is the digest's order too.
-    found.sort(key=lambda e: e.path)
+    found.sort(key=_path)
     return SkillWalk(root, tuple(_dedupe(found)), capped)
+
+
+def absolute(path: str | os.PathLike[str]) -> str:
+    """``os.path.abspath(path)``, without its work for a path that is already absolute and
+    normal (as discovery's skill folders are)."""
+    path = os.fspath(path)
+    sep = os.sep
+    if path[:1] != sep or sep + "." in path or sep * 2 in path or path.endswith(sep):
+        return os.path.abspath(path)
+    return path
 
 
 class _RealRoot:
@@ -251,6 +275,10 @@ def _sort_key(path: str) -> bytes:
     return path.encode("utf-8", "surrogateescape")
 
 
+_path: Final = operator.attrgetter("path")
+_name: Final = operator.attrgetter("name")
+
+
 def _list(folder: str) -> list[os.DirEntry[str]] | None:
     try:
         with os.scandir(folder) as scan:
@@ -259,17 +287,24 @@ def _list(folder: str) -> list[os.DirEntry[str]] | None:
         return None
 
 
-def _name(child: os.DirEntry[str]) -> str:
-    return child.name
-
-
-def _describe(child: os.DirEntry[str], relative: str, root: _RealRoot) -> Entry:
+def _describe(
+    child: os.DirEntry[str],
+    relative: str,
+    root: _RealRoot,
+    stats: dict[str, os.stat_result] | None = None,
+) -> Entry:
     try:
         if child.is_dir(follow_symlinks=False):  # from the directory listing: no system call
             return Entry(relative, "dir", 0, 0)
         info = child.stat(follow_symlinks=False)
     except OSError:  # vanished between listing and stat
         return Entry(relative, "unreadable", 0, 0)
+    if stats is not None:
+        stats[relative] = info
+    if stat.S_ISREG(info.st_mode):  # nearly every entry: spare _kind
+        return Entry(
+            relative, "file", info.st_size, info.st_mtime_ns, None, None, None, info.st_nlink
+        )
     kind = _kind(info.st_mode)
     if kind != "symlink":
         if kind != "file":

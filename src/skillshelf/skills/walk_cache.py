@@ -16,6 +16,10 @@ walk — and values derived from it, such as the tree shown — and hands it out
   an entry is added on most file systems), changes the inode's change time (``ctime``), which
   no system call sets.
 
+A walk's files are stamped with the ``lstat`` the walk itself described them from; folders
+with one ``stat`` each, the skill folder's before the walk and the others after it (a change
+in between has a time inside the racy window below).
+
 So what a reader gets is what a fresh walk would give. Two cases are never kept, and are
 walked again on every use: walks holding anything but files and folders (a symbolic link can
 change what it leads to without any of these times changing; FIFOs, devices, unreadable or
@@ -39,13 +43,14 @@ from typing import Any, Final, TypeVar
 # A modification time within RACY_NS of the walk may share the file system's clock tick with a
 # later change: the same window as the discovery index's (one constant for both caches).
 from skillshelf.skills.index_cache import RACY_NS
-from skillshelf.skills.walk import SkillWalk, walk_skill
+from skillshelf.skills.walk import SkillWalk, absolute, walk_skill
 
 __all__ = ["RACY_NS", "KnownWalk", "WalkCache"]
 
 # Skills whose walks are kept; the least recently used is dropped first.
 DEFAULT_LIMIT: Final = 1024
 _T = TypeVar("_T")
+_NONE: Final = object()  # no value derived yet (None may be one)
 # (path, inode, modification time, change time, size) of the skill folder and of every entry.
 _Stamp = tuple[str, int, int, int, int]
 
@@ -74,10 +79,9 @@ class KnownWalk:
         """
         if not self.kept:
             return factory(self.walk)
-        try:
-            return self._derived[key]  # type: ignore[no-any-return]
-        except KeyError:
-            pass
+        value = self._derived.get(key, _NONE)
+        if value is not _NONE:
+            return value  # type: ignore[no-any-return]
         value = factory(self.walk)
         with self._lock:
             return self._derived.setdefault(key, value)  # type: ignore[no-any-return]
@@ -138,27 +142,34 @@ class WalkCache:
 
 def _walk(directory: str) -> KnownWalk:
     started = time.time_ns()
-    root = os.path.abspath(directory)
+    root = absolute(directory)
     try:
         # Following a link to the folder, as the walk's own listing does.
         before = os.stat(root)
     except OSError:
         return KnownWalk(walk_skill(root), None)
-    walk = walk_skill(root)
+    seen: dict[str, os.stat_result] = {}
+    walk = walk_skill(root, stats=seen)
     if walk.capped is not None or any(e.kind not in ("file", "dir") for e in walk.entries):
         return KnownWalk(walk, None)
     stamps: list[_Stamp] = [
         (root, before.st_ino, before.st_mtime_ns, before.st_ctime_ns, before.st_size)
     ]
-    try:
-        for entry in walk.entries:
-            path = walk.full_path(entry.path)
-            st = os.lstat(path)
-            stamps.append((path, st.st_ino, st.st_mtime_ns, st.st_ctime_ns, st.st_size))
-    except OSError:  # changed while walked: walk again next time
-        return KnownWalk(walk, None)
     # Anything changed during the walk (or just before it) has a time past ``racy``.
     racy = started - RACY_NS
-    if any(mtime_ns >= racy for _path, _ino, mtime_ns, _ctime_ns, _size in stamps):
+    if before.st_mtime_ns >= racy:
+        return KnownWalk(walk, None)
+    # What walk.full_path gives, for the walk's relative paths (no empty or ``..`` parts).
+    prefix = os.path.join(root, "")
+    try:
+        for entry in walk.entries:
+            path = prefix + (entry.path if os.sep == "/" else entry.path.replace("/", os.sep))
+            # A file's stamp is the lstat the walk took of it (what it described); a folder's
+            # comes after its listing, which the racy window covers.
+            st = seen.get(entry.path) or os.lstat(path)
+            if st.st_mtime_ns >= racy:
+                return KnownWalk(walk, None)
+            stamps.append((path, st.st_ino, st.st_mtime_ns, st.st_ctime_ns, st.st_size))
+    except OSError:  # changed while walked: walk again next time
         return KnownWalk(walk, None)
     return KnownWalk(walk, tuple(stamps))

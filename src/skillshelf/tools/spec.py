@@ -413,6 +413,23 @@ def parse_arguments(
     if isinstance(data, str):
         return ArgumentProblem(name, "invalid", None, data)
     model = _MODELS[name]
+    if not notes:
+        # Nearly every call is well formed: then the forgiving path below would change
+        # nothing, and checking that costs a fraction of running it.
+        parsed = _as_sent(model, data, names)
+        if parsed is not None:
+            return ParsedArgs(name, parsed)
+    return _forgiving(name, model, data, notes, names)
+
+
+def _forgiving(
+    name: str,
+    model: type[ToolArgs],
+    data: dict[str, Any],
+    notes: list[str],
+    names: Collection[str] | None,
+) -> ParsedArgs | ArgumentProblem:
+    """:func:`parse_arguments` after the tool and the JSON: every slip forgiven and noted."""
     args, ignored = _normalise(model, data, notes, names)
     problem = _missing(name, model, args)
     if problem is None:
@@ -617,6 +634,84 @@ def _fix_skill(value: str, names: Collection[str] | None) -> str:
 
 def _name_key(name: str) -> str:
     return name.casefold().replace("_", "-").replace(" ", "-")
+
+
+# How the forgiving path treats each field, as far as :func:`_as_sent` needs to know.
+_Kind = Literal["skill", "path", "docs", "collect", "mode", "bool", "int", "float", "plain"]
+_NAMED_KINDS: Final[Mapping[str, _Kind]] = {
+    "skill": "skill",
+    "path": "path",
+    "docs": "docs",
+    "collect": "collect",
+    "mode": "mode",
+}
+_TYPED_KINDS: Final[tuple[tuple[type, _Kind], ...]] = (
+    (bool, "bool"),
+    (int, "int"),
+    (float, "float"),
+)
+
+
+@functools.lru_cache(maxsize=256)
+def _kinds(model: type[BaseModel]) -> tuple[Mapping[str, _Kind], frozenset[str]]:
+    """Each field's kind, and the required fields."""
+    fields = _fields(model)
+    kinds = {field: _kind(field, info.annotation) for field, info in fields.items()}
+    return kinds, frozenset(f for f, info in fields.items() if info.is_required())
+
+
+def _kind(field: str, annotation: Any) -> _Kind:
+    # The order of _fix_value's branches: by name first, then by type.
+    if field in _NAMED_KINDS:
+        return _NAMED_KINDS[field]
+    return next((kind for cls, kind in _TYPED_KINDS if annotation is cls), "plain")
+
+
+def _as_sent(
+    model: type[ToolArgs], data: dict[str, Any], names: Collection[str] | None
+) -> ToolArgs | None:
+    """The arguments validated as they are, when :func:`_forgiving` would rename, fix, drop
+    and note nothing and find nothing missing, invalid or unknown; else None (take it then).
+
+    Only ever declines more than needed: anything unusual goes the forgiving way.
+    """
+    kinds, required = _kinds(model)
+    for key, value in data.items():
+        kind = kinds.get(key)
+        if kind is None or not _unchanged(kind, value, names):
+            return None
+    if not required.issubset(data):
+        return None
+    try:
+        return model.model_validate(data)
+    except ValidationError:
+        return None
+
+
+def _unchanged(kind: _Kind, value: Any, names: Collection[str] | None) -> bool:
+    """Whether :func:`_fix_value` keeps ``value`` as it is, and no rule drops or misses it."""
+    cls = type(value)
+    if cls is str:
+        # Blank: missing when required, the default when not; wrapped: unwrapped.
+        if not value or value.strip() != value or value[0] in _OPENERS:
+            return False
+        if kind == "skill":
+            return value[0] != "/" and (names is None or value in names)
+        if kind == "mode":
+            return value in ("add", "replace", "clear")
+        return kind in ("path", "plain")  # docs/collect as one string, bool/number as text
+    if kind == "docs":
+        return cls is list and all(type(v) is str and _unwrap(v) == v for v in value)
+    if kind == "collect":
+        return cls is list
+    if kind == "bool":
+        return cls is bool
+    if kind == "int":
+        return cls is int
+    if kind == "float":
+        return cls is float or cls is int
+    # None means the default (dropped); anything else pydantic refuses, the forgiving way.
+    return False
 
 
 def _number(value: Any, annotation: type) -> Any:
