@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import os
 from pathlib import Path
 
 import pytest
@@ -257,9 +258,9 @@ def test_listings_walk_afresh_and_keep_no_walk(
 
     kept: list[str] = []
 
-    def counting(directory: str) -> SkillWalk:
+    def counting(directory: str, *, stats: dict[str, os.stat_result] | None = None) -> SkillWalk:
         kept.append(directory)
-        return walk_skill(directory)
+        return walk_skill(directory, stats=stats)
 
     monkeypatch.setattr(walk_cache, "walk_skill", counting)
     skill = aged.repo.get("demo")

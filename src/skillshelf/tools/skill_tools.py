@@ -223,6 +223,7 @@ class SkillTools:
         self.exec_policy = exec_policy
         self.locations: Literal["paths", "uris"] = locations
         self._exec_warning: str | None = None
+        self._no_legacy = False  # no skillshelf 0.1 state document to migrate (once seen)
 
     @property
     def tool_names(self) -> tuple[str, ...]:
@@ -348,7 +349,7 @@ class SkillTools:
             except _WRONG_SHAPE as exc:
                 raise self._not_a_state(exc) from exc
 
-        migrated = False
+        migrated = self._no_legacy
         names = [INDEX_ENTRY, *names]
         try:
             self.store.update_entries(self.session_id, self.agent, names, step)
@@ -358,9 +359,17 @@ class SkillTools:
             self.store.update_entries(self.session_id, self.agent, names, step)
 
     def _migrate(self) -> bool:
-        """Turn the one state document of skillshelf 0.1 into entries, if there is one."""
+        """Turn the one state document of skillshelf 0.1 into entries, if there is one.
+
+        Looked for until found absent once per instance: skillshelf never writes such a
+        document any more, so one that is not there does not appear later (a call's read
+        and its change ask once between them).
+        """
+        if self._no_legacy:
+            return False
         legacy = self.store.get(self.session_id, self.agent)
         if legacy is None:
+            self._no_legacy = True
             return False
         try:
             entries = SessionState.from_doc(legacy).to_entries()
@@ -373,6 +382,7 @@ class SkillTools:
             lambda now: {} if INDEX_ENTRY in now else entries,
         )
         self.store.update(self.session_id, self.agent, lambda d: None if d == legacy else d)
+        self._no_legacy = True
         return True
 
     def _loaded(self, name: str) -> LoadedSkill | None:
