@@ -151,3 +151,53 @@ def test_skills_get_and_resources_read_follow_files_changed_between_requests(
             assert [getattr(c, "text", None) for c in read.contents] == ["new"]
 
     anyio.run(check)
+
+
+@pytest.mark.parametrize("store_url", ["memory:", "sqlite"])
+def test_tool_calls_run_on_the_event_loop_only_when_nothing_can_wait(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, store_url: str
+) -> None:
+    import threading
+
+    from skillshelf.exec.runner import LocalExecutor
+    from skillshelf.exec.workspace import WorkspaceManager
+    from skillshelf.stores import open_store
+    from skillshelf.tools.skill_tools import SkillTools
+
+    make_skill(tmp_path / "skills", "demo")
+    repo = Repository([tmp_path / "skills"], cache_dir=False)
+    url = f"sqlite:{tmp_path / 'state.db'}" if store_url == "sqlite" else store_url
+    store = open_store(url)
+    server = SkillServer(
+        repo,
+        store=store,
+        enable_exec=True,
+        executor=LocalExecutor(),
+        workspaces=WorkspaceManager(tmp_path / "ws"),
+    )
+    ran_on: dict[str, bool] = {}
+    real_call = SkillTools.call
+
+    def call(self: SkillTools, tool: str, *args: object, **kwargs: object) -> object:
+        ran_on[tool] = threading.current_thread() is threading.main_thread()
+        return real_call(self, tool, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(SkillTools, "call", call)
+
+    async def check() -> None:
+        async with Client(server.server) as client:
+            for tool, args in (
+                ("skill_load", {"skill": "demo"}),
+                ("skill_search", {"query": "demo"}),
+                ("workspace_exec", {"command": "true"}),
+            ):
+                assert not (await client.call_tool(tool, args)).is_error
+
+    try:
+        anyio.run(check)  # the event loop runs in this, the main, thread
+    finally:
+        store.close()
+    # A memory store answers at once: the hop to a thread would cost more than the call.
+    # SQLite may wait on another process's lock, and commands on processes: a thread.
+    inline = store_url == "memory:"
+    assert ran_on == {"skill_load": inline, "skill_search": inline, "workspace_exec": False}
