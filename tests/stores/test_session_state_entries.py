@@ -183,3 +183,36 @@ def test_a_corrupt_0_1_document_is_a_fatal_store_failure_not_a_crash(
     assert result.content == FATAL_STORE_MESSAGE.format(kind=tools._store_kind())
     store.update("s", "main", lambda _d: None)
     assert tools.call("skill_load", {"skill": NAMES[0]}).status == "ok"
+
+
+class _LoadAfterWholeRead(MemoryStore):
+    """A memory store that runs ``between`` once, right after the first read of a whole record:
+    another worker's call landing between ``unload_all``'s read and its write."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.between: Callable[[], object] | None = None
+
+    def get_entries(
+        self, session: str, agent: str, names: Collection[str] | None = None
+    ) -> Entries:
+        entries = super().get_entries(session, agent, names)
+        if names is None and self.between is not None:
+            between, self.between = self.between, None
+            between()
+        return entries
+
+
+def test_unload_all_racing_a_load_leaves_no_orphaned_entry(repo: Repository) -> None:
+    store = _LoadAfterWholeRead()
+    tools = SkillTools(repo, store=store, session_id="s")
+    other = SkillTools(repo, store=store, session_id="s")
+    _ok(tools, "skill_load", skill=NAMES[0])
+    store.between = lambda: _ok(other, "skill_load", skill=NAMES[1])
+    tools.unload_all()
+    entries = store.get_entries("s", "main")
+    state = SessionState.from_entries(entries)
+    # Either order of the two calls is fine; an entry no index slot holds is not.
+    assert set(entries) - {INDEX_ENTRY, FAILURES_ENTRY} == {
+        skill_entry(name) for name in state.loaded
+    }

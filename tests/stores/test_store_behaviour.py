@@ -231,3 +231,10 @@ def test_a_closed_store_refuses_use_and_closing_twice_is_harmless(store: Session
         store.get("s1", "main")
     with pytest.raises(UsageError, match="closed"):
         store.update("s1", "main", _increment)
+
+
+def test_a_document_holding_a_lone_surrogate_round_trips(store: SessionStore) -> None:
+    # json.loads makes one of "\\udc80" (a model's split emoji): a document json can serialise.
+    doc = {"messages": [{"content": "x\udc80y"}], "\ud83d": "é"}
+    store.update("s1", "main", _put(doc))
+    assert store.get("s1", "main") == doc

@@ -96,8 +96,15 @@ def test_delete_session_removes_entries_and_documents_of_every_agent(
 
 @pytest.mark.parametrize(
     "result",
-    [["a"], {"a": "text"}, {"a": {"x": object()}}, {"": {"n": 1}}, {1: {"n": 1}}],
-    ids=["a-list", "a-string-doc", "not-json", "empty-name", "int-name"],
+    [
+        ["a"],
+        {"a": "text"},
+        {"a": {"x": object()}},
+        {"": {"n": 1}},
+        {1: {"n": 1}},
+        {"b\udc80": {"n": 1}},
+    ],
+    ids=["a-list", "a-string-doc", "not-json", "empty-name", "int-name", "surrogate-name"],
 )
 def test_a_bad_change_is_a_type_error_and_changes_nothing(store: SessionStore, result: Any) -> None:
     store.update_entries("s", "main", [], _put(a={"n": 1}))
@@ -139,3 +146,10 @@ def test_concurrent_updates_of_a_common_entry_lose_nothing(make_store: StoreFact
     entries = handles[0].get_entries("s", "main")
     assert entries["count"] == {"n": THREADS * INCREMENTS}
     assert len(entries) == 1 + THREADS * INCREMENTS  # every run that counted left its mark
+
+
+def test_an_entry_holding_a_lone_surrogate_round_trips(store: SessionStore) -> None:
+    # json.loads makes one of "\\udc80" (a model's split emoji): a document json can serialise.
+    doc = {"call_id": "x\udc80y", "\ud83d": ["é\udfff"]}
+    store.update_entries("s", "main", [], _put(a=doc))
+    assert store.get_entries("s", "main") == {"a": doc}

@@ -131,12 +131,8 @@ class SessionStore(Protocol):
 def _check_id(what: str, value: object) -> None:
     if not isinstance(value, str) or not value:
         raise UsageError(f"The {what} id must be a non-empty string, not {value!r}.")
-    if value.isascii():  # the common case, and always valid UTF-8
-        return
-    try:
-        value.encode("utf-8")
-    except UnicodeEncodeError:
-        raise UsageError(f"The {what} id must be valid Unicode text.") from None
+    if not _is_unicode(value):
+        raise UsageError(f"The {what} id must be valid Unicode text.")
 
 
 def _check_ttl(ttl_s: float | None) -> None:
@@ -168,8 +164,8 @@ def _encode_changes(changes: object) -> dict[str, str | None]:
         )
     encoded: dict[str, str | None] = {}
     for name, doc in changes.items():
-        if not isinstance(name, str) or not name:
-            raise TypeError(f"An entry name must be a non-empty string, not {name!r}.")
+        if not isinstance(name, str) or not name or not _is_unicode(name):
+            raise TypeError(f"An entry name must be a non-empty Unicode string, not {name!r}.")
         encoded[name] = None if doc is None else _encode(doc)
     return encoded
 
@@ -187,9 +183,25 @@ def _encode(doc: object) -> str:
     if not isinstance(doc, dict):
         raise TypeError(f"A session document must be a dict or None, not {type(doc).__name__}.")
     try:
-        return json.dumps(doc, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+        text = json.dumps(doc, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
     except (TypeError, ValueError) as exc:
         raise TypeError(f"A session document must be JSON-serialisable: {exc}") from None
+    if _is_unicode(text):
+        return text
+    # A lone surrogate (json.loads makes one of "\udc80") has no UTF-8 form for SQLite or
+    # Redis: escaped as JSON does by default, it is stored as ASCII and read back the same.
+    return json.dumps(doc, separators=(",", ":"), allow_nan=False)
+
+
+def _is_unicode(text: str) -> bool:
+    """Whether ``text`` has a UTF-8 form (holds no lone surrogate)."""
+    if text.isascii():  # the common case, and always valid UTF-8
+        return True
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def _decode(raw: str | bytes | None) -> Doc | None:

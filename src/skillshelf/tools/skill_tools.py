@@ -474,7 +474,15 @@ class SkillTools:
     def unload_all(self) -> None:
         """Forget every load of this session and agent."""
         held = self.store.get_entries(self.session_id, self.agent)
-        self.store.update_entries(self.session_id, self.agent, [], lambda _e: dict.fromkeys(held))
+
+        def drop(now: Entries) -> dict[str, Doc | None]:
+            # The index is read, and every write of a skill's entry changes it: so the skills
+            # it holds now are all that a load since ``held`` was read can have added.
+            slots = (now.get(INDEX_ENTRY) or {}).get("slots")
+            added = [skill_entry(str(n)) for n in slots] if isinstance(slots, dict) else []
+            return dict.fromkeys([*held, *now, *added])
+
+        self.store.update_entries(self.session_id, self.agent, [INDEX_ENTRY, *held], drop)
         self.store.update(self.session_id, self.agent, lambda _d: None)
 
     # -- calling -------------------------------------------------------------------------
