@@ -55,8 +55,24 @@ def test_redis_stopped_mid_session_is_fatal_logged_and_the_next_call_works_once_
 
 @pytest.mark.parametrize(
     "stored",
-    ['{"slots": ', "[1, 2]", '{"slots": [1, 2]}', '{"clock": "soon"}', '"text"'],
-    ids=["invalid-json", "a-list", "slots-not-a-map", "clock-not-a-number", "a-string"],
+    [
+        '{"slots": ',
+        "[1, 2]",
+        '{"slots": [1, 2]}',
+        '{"clock": "soon"}',
+        '"text"',
+        '{"clock": Infinity}',
+        '{"slots": {"alpha": [1e999, "turn", 0]}}',
+    ],
+    ids=[
+        "invalid-json",
+        "a-list",
+        "slots-not-a-map",
+        "clock-not-a-number",
+        "a-string",
+        "clock-infinite",
+        "slot-infinite",
+    ],
 )
 def test_a_corrupt_sqlite_row_is_fatal_logged_and_the_next_call_works_once_it_is_repaired(
     repo: Repository, tmp_path: Path, caplog: pytest.LogCaptureFixture, stored: str

@@ -187,7 +187,7 @@ class SessionIndex:
         """Read the JSON form; None (nothing stored yet) is the empty index.
 
         Raises:
-            TypeError, ValueError: The document is not an index.
+            TypeError, ValueError, OverflowError: The document is not an index.
         """
         if doc is None:
             return cls()
@@ -324,7 +324,7 @@ class SessionState:
         entries (a slot whose entry is missing is not loaded).
 
         Raises:
-            TypeError, ValueError: An entry is not of its kind.
+            TypeError, ValueError, OverflowError: An entry is not of its kind.
         """
         index = SessionIndex.from_doc(entries.get(INDEX_ENTRY))
         loaded = {}
@@ -345,7 +345,8 @@ class SessionState:
         """Read the one-document form of skillshelf 0.1 (``"v": 1``); None is the empty state.
 
         Raises:
-            TypeError, ValueError, AttributeError: The document is not a session state.
+            TypeError, ValueError, AttributeError, OverflowError: The document is not a
+                session state.
         """
         if not doc:
             return cls()

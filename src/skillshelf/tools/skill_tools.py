@@ -101,8 +101,9 @@ FATAL_STORE_MESSAGE: Final = (
     "The skill system's session store ({kind}) is unavailable or holds unreadable data, so this "
     "call could not complete. Stop retrying it and tell the user the session store failed."
 )
-# The shapes a JSON document of the wrong form makes the session state's from_doc fail with.
-_WRONG_SHAPE: Final = (TypeError, ValueError, AttributeError)
+# The shapes a JSON document of the wrong form makes the session state's from_doc fail with
+# (OverflowError: int() of the Infinity that json.loads reads).
+_WRONG_SHAPE: Final = (TypeError, ValueError, AttributeError, OverflowError)
 # A change of the session state: the index and the entries read → the entries to write.
 _Change = Callable[[SessionIndex, Entries], dict[str, Doc | None]]
 
