@@ -17,6 +17,10 @@ from skillshelf.errors import (
 )
 
 LIBRARY_ERRORS = [
+    "skillshelf.core.yaml_loader.YamlError",
+    "skillshelf.core.yaml_loader.YamlSyntaxError",
+    "skillshelf.core.yaml_loader.YamlTooDeepError",
+    "skillshelf.core.yaml_loader.YamlTooComplexError",
     "skillshelf.core.frontmatter.FrontmatterError",
     "skillshelf.core.slash.SlashCommandError",
     "skillshelf.skills.archive.ArchiveError",

@@ -9,6 +9,8 @@ the files, the environment or a provider is wrong; a caller may catch these and 
     │   └── MissingExtraError         an optional extra is not installed (exit 2, names the extra)
     ├── SkillNotFoundError            no visible skill has that name
     ├── FileAccessError               a file in a skill is refused, missing or unreadable
+    ├── core.yaml_loader.YamlError            a YAML text cannot be read as plain data
+    │   └── YamlSyntaxError, YamlTooDeepError, YamlTooComplexError
     ├── core.frontmatter.FrontmatterError     SKILL.md frontmatter cannot be parsed
     ├── core.slash.SlashCommandError          /name invokes an unknown or model-only skill
     ├── skills.archive.ArchiveError           an archive or URL root cannot be used

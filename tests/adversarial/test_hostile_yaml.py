@@ -17,77 +17,21 @@ import pytest
 from mcp import Client
 
 from adversarial.hostile_roots import GOOD, cli, listed_names, root_with_good_skill, write_skill
+from adversarial.yaml_bombs import (
+    AMPLIFICATION_PEAK_BYTES,
+    AMPLIFIED,
+    DEEP,
+    DEPTHS,
+    amplified_tags,
+    block_sequence,
+    flow_list,
+)
 from mcpserver.helpers import all_skills, serve_command, server_env, stdio_params
 from skillshelf.core import yaml_loader
 from skillshelf.core.frontmatter import FrontmatterError, parse_frontmatter
 from skillshelf.core.yaml_loader import MAX_YAML_DEPTH, MAX_YAML_EXPANDED_CHARS, MAX_YAML_NODES
 from skillshelf.repository import Repository
 from skillshelf.tools.skill_tools import SkillTools
-
-DEPTHS = [100, 1_000, 10_000]
-# A MemoryError-free run of the amplification attack stays far below this (measured: < 5 MiB).
-AMPLIFICATION_PEAK_BYTES = 64 << 20
-
-
-def _flow_list(depth: int) -> str:
-    return "x: " + "[" * depth + "]" * depth
-
-
-def _flow_map(depth: int) -> str:
-    return "x: " + "{a: " * depth + "b" + "}" * depth
-
-
-def _block_sequence(depth: int) -> str:
-    # Compact nested block sequences: two characters a level, so 10,000 levels fit in 20 KB.
-    return "x:\n" + "- " * depth + "leaf"
-
-
-def _block_map(depth: int) -> str:
-    # One space of indentation a level: depth**2 / 2 bytes, so only up to 1,000 levels.
-    return "\n".join(" " * i + "k:" for i in range(depth)) + " leaf"
-
-
-def _deep_cases() -> list[tuple[str, str]]:
-    cases = []
-    for depth in DEPTHS:
-        cases += [
-            (f"flow-list-{depth}", _flow_list(depth)),
-            (f"flow-map-{depth}", _flow_map(depth)),
-            (f"block-seq-{depth}", _block_sequence(depth)),
-        ]
-        if depth <= 1_000:
-            cases.append((f"block-map-{depth}", _block_map(depth)))
-    return cases
-
-
-DEEP = _deep_cases()
-
-
-def _amplified_tags() -> str:
-    # ~100 KB of text whose tags expand to 9,000 x 90 KB = 810 MB (under the node cap).
-    return "a: &a " + "x" * 90_000 + "\ntags: [" + ", ".join(["*a"] * 9_000) + "]"
-
-
-def _amplified_nested() -> str:
-    # Nested lists of aliases: 10 x 10 x 10 x 1,000-character strings, under 10,000 nodes.
-    lines = ["s: &s " + "y" * 5_000]
-    lines.append("l1: &l1 [" + ", ".join(["*s"] * 20) + "]")
-    lines.append("l2: &l2 [" + ", ".join(["*l1"] * 20) + "]")
-    lines.append("tags: [" + ", ".join(["*l2"] * 20) + "]")
-    return "\n".join(lines)
-
-
-def _billion_laughs() -> str:
-    lines = ['a0: &a0 "lol"']
-    lines += [f"a{i}: &a{i} [" + ", ".join([f"*a{i - 1}"] * 10) + "]" for i in range(1, 10)]
-    return "\n".join(lines) + "\ntags: *a9"
-
-
-AMPLIFIED = [
-    ("amp-tags", _amplified_tags()),
-    ("amp-nested", _amplified_nested()),
-    ("amp-laughs", _billion_laughs()),
-]
 
 
 def _hostile_root(tmp_path: Path, cases: list[tuple[str, str]]) -> Path:
@@ -112,14 +56,14 @@ def test_deep_nesting_is_frontmatter_too_deep(label: str, yaml_text: str) -> Non
 @pytest.mark.parametrize("depth", DEPTHS)
 def test_every_yaml_flavour_refuses_deep_nesting(flavour: yaml_loader.Flavour, depth: int) -> None:
     with pytest.raises(yaml_loader.YamlTooDeepError):
-        yaml_loader.load(_flow_list(depth), flavour=flavour)
+        yaml_loader.load(flow_list(depth), flavour=flavour)
     with pytest.raises(yaml_loader.YamlTooDeepError):
-        yaml_loader.load(_block_sequence(depth), flavour=flavour)
+        yaml_loader.load(block_sequence(depth), flavour=flavour)
 
 
 def test_nesting_at_the_limit_still_loads() -> None:
     depth = MAX_YAML_DEPTH - 1  # plus the top-level mapping
-    data = yaml_loader.load(_flow_list(depth), flavour="strings")
+    data = yaml_loader.load(flow_list(depth), flavour="strings")
     assert isinstance(data, dict)
 
 
@@ -145,7 +89,7 @@ def test_alias_amplification_is_too_complex_and_bounded_in_memory(
 def test_expanded_characters_are_bounded_for_every_flavour() -> None:
     for flavour in ("strings", "core", "yaml11"):
         with pytest.raises(yaml_loader.YamlTooComplexError, match="characters"):
-            yaml_loader.load(_amplified_tags(), flavour=flavour)
+            yaml_loader.load(amplified_tags(), flavour=flavour)
 
 
 def test_repository_skips_each_hostile_skill_and_keeps_the_good_one(tmp_path: Path) -> None:

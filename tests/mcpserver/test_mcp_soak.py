@@ -28,8 +28,10 @@ WARM_UP_SESSIONS = 20
 # its warmed-up level, while the leak this guards against (a document and a session per
 # call) grew it by tens of MiB over the same run.
 RSS_TOLERANCE_MIB = 16
-SOAK_TIMEOUT_S = 120.0
-EXPIRY_WAIT_S = 15.0
+# Bounds against a hang, not a speed target: the soak takes ~100 s on a quiet 2-core machine
+# and several times that with two busy loops beside it; what it checks is state and memory.
+SOAK_TIMEOUT_S = 1200.0
+EXPIRY_WAIT_S = 60.0
 
 
 def _rss_mib(pid: int) -> float:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import logging
 import os
 import shutil
@@ -9,7 +10,7 @@ import signal
 import sys
 import tempfile
 from pathlib import Path
-from typing import Any, Final
+from typing import Any
 
 import click
 
@@ -139,6 +140,7 @@ def serve(
     from skillshelf.mcpserver import SkillServer
     from skillshelf.mcpserver.run import configure_logging
     from skillshelf.mcpserver.run import serve as run_server
+    from skillshelf.mcpserver.signals import ServerSignals
     from skillshelf.stores import open_store
 
     token = _token(token_env)
@@ -156,84 +158,58 @@ def serve(
             "a shared store without --handle-secret-env or --token-env: conversation handles "
             "minted here verify on no other worker"
         )
-    # Workspaces live in a private temporary folder that goes when the server stops.
-    ws_base = Path(tempfile.mkdtemp(prefix="skillshelf-ws-")) if enable_exec else None
-    workspaces = (
-        WorkspaceManager(ws_base, idle_ttl_s=workspace_ttl_s, max_live=max_workspaces)
-        if ws_base
-        else None
-    )
-    server = SkillServer(
-        repo,
-        store=store,
-        load_mode=load_mode,  # type: ignore[arg-type]
-        enable_exec=enable_exec,
-        executor=executor,
-        workspaces=workspaces,
-        exec_policy=exec_policy,
-        handle_secret=secret,
-    )
 
     def ready(where: str) -> None:
         print(f"skillshelf: serving {len(repo)} skills on {where}", file=sys.stderr, flush=True)
 
-    previous = {sig: signal.signal(sig, _stop) for sig in _STOP_SIGNALS}
-    stopped_by_signal = False
-    try:
-        anyio.run(
-            lambda: run_server(
-                server,
-                transport=transport,  # type: ignore[arg-type]
-                host=host,
-                port=port,
-                token=token,
-                watch=watch,
-                on_ready=ready,
-                allowed_hosts=allow_hosts,
-            )
-        )
-    except* _Stopped as stopped:
-        # A task group may wrap it, or it may surface straight from the event loop.
-        first = stopped.exceptions[0]
-        signum = first.signum if isinstance(first, _Stopped) else signal.SIGTERM
-        logger.info("%s: stopping", signal.Signals(signum).name)
-        stopped_by_signal = True
-    finally:
-        # A second signal must not cut the clean-up short.
-        for sig in _STOP_SIGNALS:
-            signal.signal(sig, signal.SIG_IGN)
+    # From here on a stop signal is recorded, never raised into running code: the server stops
+    # at its next step, and the clean-up below always runs, whenever the signal came.
+    with ServerSignals() as signals:
+        # Workspaces live in a private temporary folder that goes when the server stops.
+        ws_base = Path(tempfile.mkdtemp(prefix="skillshelf-ws-")) if enable_exec else None
+        workspaces: WorkspaceManager | None = None
         try:
+            if ws_base is not None:
+                workspaces = WorkspaceManager(
+                    ws_base, idle_ttl_s=workspace_ttl_s, max_live=max_workspaces
+                )
+            server = SkillServer(
+                repo,
+                store=store,
+                load_mode=load_mode,  # type: ignore[arg-type]
+                enable_exec=enable_exec,
+                executor=executor,
+                workspaces=workspaces,
+                exec_policy=exec_policy,
+                handle_secret=secret,
+            )
+            if signals.stopped_by is None:
+                anyio.run(
+                    functools.partial(
+                        run_server,
+                        server,
+                        transport=transport,  # type: ignore[arg-type]
+                        host=host,
+                        port=port,
+                        token=token,
+                        watch=watch,
+                        on_ready=ready,
+                        allowed_hosts=allow_hosts,
+                        signals=signals,
+                    )
+                )
+        finally:
             store.close()
             if workspaces is not None:
                 workspaces.close_all()
             if ws_base is not None:
                 shutil.rmtree(ws_base, ignore_errors=True)
-        finally:
-            for sig, handler in previous.items():
-                signal.signal(sig, handler)
-    if stopped_by_signal and transport == "stdio":
-        # The stdio transport reads stdin in a worker thread that only a closed stdin ends;
-        # interpreter shutdown would wait for it forever. Everything is cleaned up by now.
+    if signals.stopped_by is not None and transport == "stdio":
+        # The stdio transport's last read of stdin was abandoned in a worker thread that only
+        # the client's next line would end; interpreter shutdown would wait for it.
         logging.shutdown()
         sys.stderr.flush()
         os._exit(0)
-
-
-_STOP_SIGNALS: Final = (signal.SIGTERM, signal.SIGINT)
-
-
-class _Stopped(BaseException):
-    """SIGTERM or SIGINT arrived: unwind through the clean-up, then exit 0."""
-
-    def __init__(self, signum: int) -> None:
-        super().__init__(signum)
-        self.signum = signum
-
-
-def _stop(signum: int, _frame: object) -> None:
-    # Raised in the main thread, where the event loop runs: uvicorn handles these signals
-    # itself while it serves and re-raises them after its graceful shutdown, which lands here.
-    raise _Stopped(signum)
 
 
 def _token(var: str | None) -> str | None:

@@ -29,6 +29,7 @@ import yaml
 
 from skillshelf.core.yaml_loader import (
     MAX_YAML_NODES,
+    YamlError,
     YamlTooComplexError,
     YamlTooDeepError,
     compose,
@@ -353,11 +354,9 @@ def _parse_simple(
 # --- YAML path -------------------------------------------------------------------------------
 
 
-def _yaml_error(exc: yaml.YAMLError, first_line: int) -> FrontmatterError:
-    mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
-    line = mark.line + first_line if mark is not None else None
-    detail = " ".join(str(exc).split())
-    return FrontmatterError("frontmatter.yaml", f"Invalid YAML in frontmatter: {detail}", line=line)
+def _yaml_error(exc: YamlError, first_line: int) -> FrontmatterError:
+    line = exc.line + first_line if exc.line is not None else None
+    return FrontmatterError("frontmatter.yaml", f"Invalid YAML in frontmatter: {exc}", line=line)
 
 
 def _parse_yaml(fm_text: str, body: str, *, first_line: int, strict: bool) -> Frontmatter:
@@ -373,7 +372,7 @@ def _parse_yaml(fm_text: str, body: str, *, first_line: int, strict: bool) -> Fr
         raise FrontmatterError(
             "frontmatter.too_complex", f"Frontmatter refused: {exc}", line=first_line
         ) from None
-    except yaml.YAMLError as exc:
+    except YamlError as exc:
         raise _yaml_error(exc, first_line) from None
     builder = _Builder(first_line, strict=strict)
     if not isinstance(node, yaml.MappingNode):
@@ -407,7 +406,7 @@ def _check_strict_subset(fm_text: str, first_line: int) -> None:
                 raise FrontmatterError(
                     "frontmatter.yaml", f"Invalid YAML in frontmatter: {problem}", line=line
                 )
-    except yaml.YAMLError as exc:
+    except YamlError as exc:
         raise _yaml_error(exc, first_line) from None
 
 

@@ -29,12 +29,16 @@ from typing import Any, Final, Literal
 
 import yaml
 
+from skillshelf.errors import SkillshelfError
+
 __all__ = [
     "MAX_YAML_DEPTH",
     "MAX_YAML_EXPANDED_CHARS",
     "MAX_YAML_NODES",
     "Flavour",
     "YAMLError",
+    "YamlError",
+    "YamlSyntaxError",
     "YamlTooComplexError",
     "YamlTooDeepError",
     "compose",
@@ -56,32 +60,46 @@ _BOM: Final = "\ufeff"
 _SAFE_BASE: Final[Any] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
-YAMLError = yaml.YAMLError
-"""Every failure to read YAML: callers catch this rather than import PyYAML themselves."""
+class YamlError(SkillshelfError):
+    """A YAML text cannot be read as plain data: the one error every flavour raises.
 
-
-class YamlTooComplexError(yaml.YAMLError):
-    """The document expands to more than :data:`MAX_YAML_NODES` nodes or
-    :data:`MAX_YAML_EXPANDED_CHARS` characters."""
-
-
-class YamlTooDeepError(yaml.YAMLError):
-    """The document nests collections more than :data:`MAX_YAML_DEPTH` levels deep.
+    Whatever layer notices the problem first (this module's limits, libyaml's scanner, the
+    pure-Python parser, a constructor refusing a value, the interpreter's recursion limit), the
+    caller sees one of the three subclasses below and never an exception type of PyYAML's.
 
     Attributes:
-        line: 0-based line of the text where the limit was crossed.
+        line: 0-based line of the text where the problem was seen, None when unknown.
     """
 
-    def __init__(self, message: str, *, line: int) -> None:
+    def __init__(self, message: str, *, line: int | None = None) -> None:
         super().__init__(message)
         self.line = line
 
 
-class _StringLoader(_SAFE_BASE):  # type: ignore[misc]
+YAMLError = YamlError
+"""The name this module has always exported for :class:`YamlError`."""
+
+
+class YamlSyntaxError(YamlError):
+    """The text is not YAML, or holds a value its tag cannot build (``!!int abc``)."""
+
+
+class YamlTooComplexError(YamlError):
+    """The document expands to more than :data:`MAX_YAML_NODES` nodes or
+    :data:`MAX_YAML_EXPANDED_CHARS` characters."""
+
+
+class YamlTooDeepError(YamlError):
+    """The document nests collections more than :data:`MAX_YAML_DEPTH` levels deep."""
+
+    def __init__(self, message: str, *, line: int) -> None:
+        super().__init__(message, line=line)
+        self.line: int = line
+
+
+def _string_loader(base: type[Any]) -> type[Any]:
     """A safe loader that resolves every untagged scalar to a string."""
-
-
-_StringLoader.yaml_implicit_resolvers = {}
+    return type("StringLoader", (base,), {"yaml_implicit_resolvers": {}})
 
 
 class _StrictLoader(yaml.SafeLoader):
@@ -126,10 +144,6 @@ class _StrictLoader(yaml.SafeLoader):
 _StrictLoader.yaml_implicit_resolvers = {}
 
 
-class _Yaml11Loader(_SAFE_BASE):  # type: ignore[misc]
-    """PyYAML's safe loader, as its own class so nothing here can alter the shared one."""
-
-
 _BOOL: Final = "tag:yaml.org,2002:bool"
 _INT: Final = "tag:yaml.org,2002:int"
 _FLOAT: Final = "tag:yaml.org,2002:float"
@@ -151,32 +165,33 @@ def _construct_core_int(loader: Any, node: Any) -> int:
     return int(value, 10)
 
 
-@functools.cache
-def _core_schema_loader() -> type[Any]:
+def _core_schema_loader(base: type[Any]) -> type[Any]:
+    """A safe loader with YAML 1.2 core-schema scalars."""
     replaced = {_BOOL, _INT, _FLOAT, _TIMESTAMP}
-
-    class CoreSchemaLoader(_SAFE_BASE):  # type: ignore[misc]
-        """A safe loader with YAML 1.2 core-schema scalars."""
-
-    CoreSchemaLoader.yaml_implicit_resolvers = {
+    loader: Any = type("CoreSchemaLoader", (base,), {})
+    loader.yaml_implicit_resolvers = {
         first: [(tag, rx) for tag, rx in rows if tag not in replaced]
-        for first, rows in _SAFE_BASE.yaml_implicit_resolvers.items()
+        for first, rows in base.yaml_implicit_resolvers.items()
     }
-    CoreSchemaLoader.add_implicit_resolver(_BOOL, _CORE_BOOL, list("tTfF"))
-    CoreSchemaLoader.add_implicit_resolver(_INT, _CORE_INT, list("-+0123456789"))
-    CoreSchemaLoader.add_implicit_resolver(_FLOAT, _CORE_FLOAT, list("-+0123456789."))
-    CoreSchemaLoader.add_constructor(_INT, _construct_core_int)
-    return CoreSchemaLoader
+    loader.add_implicit_resolver(_BOOL, _CORE_BOOL, list("tTfF"))
+    loader.add_implicit_resolver(_INT, _CORE_INT, list("-+0123456789"))
+    loader.add_implicit_resolver(_FLOAT, _CORE_FLOAT, list("-+0123456789."))
+    loader.add_constructor(_INT, _construct_core_int)
+    return loader  # type: ignore[no-any-return]
 
 
-def _loader(flavour: Flavour) -> type[Any]:
-    if flavour == "strings":
-        return _StringLoader
+@functools.cache
+def _loader(flavour: Flavour, *, pure: bool = False) -> type[Any]:
+    """The flavour's loader class: libyaml's parser when PyYAML has it, unless ``pure``."""
     if flavour == "strict":
-        return _StrictLoader
+        return _StrictLoader  # pure Python already
+    base: type[Any] = yaml.SafeLoader if pure else _SAFE_BASE
+    if flavour == "strings":
+        return _string_loader(base)
     if flavour == "core":
-        return _core_schema_loader()
-    return _Yaml11Loader
+        return _core_schema_loader(base)
+    # PyYAML's own safe schema, as its own class so nothing here can alter the shared one.
+    return type("Yaml11Loader", (base,), {})
 
 
 def compose(text: str, *, flavour: Flavour) -> yaml.Node | None:
@@ -188,11 +203,13 @@ def compose(text: str, *, flavour: Flavour) -> yaml.Node | None:
     Raises:
         YamlTooDeepError: Collections nest deeper than :data:`MAX_YAML_DEPTH`.
         YamlTooComplexError: The expanded value is over the node or character limit.
-        yaml.YAMLError: The text is not YAML (``problem_mark`` says where).
+        YamlSyntaxError: The text is not YAML (``line`` says where).
     """
     loader = _loader(flavour)
-    _check_depth(text, loader)
-    node: yaml.Node | None = yaml.compose(text, Loader=loader)
+    try:
+        node = _compose_checked(text, loader)
+    except _PARSER_FAILURES as exc:
+        node = _second_opinion(text, flavour, exc)
     if node is not None:
         _check_size(node)
     return node
@@ -202,20 +219,32 @@ def parse_events(text: str) -> Iterator[yaml.Event]:
     """The parser events of ``text`` as strict mode's parser reads it.
 
     Raises:
-        yaml.YAMLError: The text is not YAML.
+        YamlSyntaxError: The text is not YAML.
     """
-    return yaml.parse(text, Loader=_StrictLoader)
+    try:
+        yield from yaml.parse(text, Loader=_StrictLoader)
+    except _PARSER_FAILURES as exc:
+        raise _refusal(exc) from None
 
 
 def construct(node: yaml.Node | None, *, flavour: Flavour) -> object:
     """Plain Python data from a node :func:`compose` returned (and so measured).
 
     Raises:
-        yaml.YAMLError: A tag the flavour's safe schema does not know.
+        YamlSyntaxError: A tag the flavour's safe schema does not know, or a value its tag
+            cannot build (``!!int abc``, ``!!timestamp 2020-13-45``).
     """
     if node is None:
         return None
-    return _loader(flavour)("").construct_document(node)
+    try:
+        return _loader(flavour)("").construct_document(node)
+    except yaml.YAMLError as exc:
+        raise _refusal(exc) from None
+    except (ValueError, KeyError, TypeError, OverflowError) as exc:
+        # PyYAML's constructors let these out for a tagged value they cannot build.
+        raise YamlSyntaxError(
+            f"a value does not fit its tag ({type(exc).__name__}: {exc})", line=None
+        ) from None
 
 
 def load(text: str, *, flavour: Flavour) -> object:
@@ -224,9 +253,51 @@ def load(text: str, *, flavour: Flavour) -> object:
     Raises:
         YamlTooDeepError: Collections nest deeper than :data:`MAX_YAML_DEPTH`.
         YamlTooComplexError: The value would be over the node or character limit.
-        yaml.YAMLError: The text is not YAML, or uses a tag that is not plain data.
+        YamlSyntaxError: The text is not YAML, or uses a tag that is not plain data.
     """
     return construct(compose(text, flavour=flavour), flavour=flavour)
+
+
+# What a parser or composer may raise for a text: PyYAML's own errors, a text it cannot
+# encode for libyaml (a lone surrogate), and the interpreter's recursion limit.
+_PARSER_FAILURES: Final = (yaml.YAMLError, UnicodeError, RecursionError)
+
+
+def _compose_checked(text: str, loader: type[Any]) -> yaml.Node | None:
+    _check_depth(text, loader)
+    node: yaml.Node | None = yaml.compose(text, Loader=loader)
+    return node
+
+
+def _second_opinion(text: str, flavour: Flavour, first: BaseException) -> yaml.Node | None:
+    """Read a text libyaml refused again with the pure-Python parser, and classify it.
+
+    libyaml has limits of its own that change between releases (PyYAML 6.0.4's scanner
+    refuses flow collections nested 1,000 deep before this module's depth check sees a
+    single event). The pure-Python parser has none and keeps its own stack, so the verdict
+    is this module's whichever layer noticed first: too deep by :data:`MAX_YAML_DEPTH`, not
+    YAML by the pure-Python parser's reading, or, when only libyaml objected, the document.
+    """
+    pure = _loader(flavour, pure=True)
+    if pure is _loader(flavour):
+        raise _refusal(first) from None
+    try:
+        return _compose_checked(text, pure)
+    except _PARSER_FAILURES as second:
+        raise _refusal(second) from None
+
+
+def _refusal(exc: BaseException) -> YamlError:
+    """The project's error for what a parser, composer or constructor raised."""
+    if isinstance(exc, YamlError):
+        return exc
+    if isinstance(exc, RecursionError):
+        return YamlTooDeepError(
+            f"the document nests collections more than {MAX_YAML_DEPTH} levels deep", line=0
+        )
+    mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
+    line = mark.line if mark is not None else None
+    return YamlSyntaxError(" ".join(str(exc).split()) or type(exc).__name__, line=line)
 
 
 def _check_depth(text: str, loader: type[Any]) -> None:

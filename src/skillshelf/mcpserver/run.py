@@ -20,7 +20,7 @@ import signal
 import socket
 import sys
 from collections.abc import Awaitable, Callable, Iterable, MutableMapping
-from typing import Any, Final, Literal
+from typing import Any, Final, Literal, cast
 from urllib.parse import urlsplit
 
 import anyio
@@ -28,6 +28,8 @@ import anyio.abc
 
 from skillshelf.errors import UsageError
 from skillshelf.mcpserver.server import SkillServer
+from skillshelf.mcpserver.signals import ServerSignals
+from skillshelf.mcpserver.stdio import claimed_stdin
 
 __all__ = [
     "WATCH_DEBOUNCE_MS",
@@ -43,6 +45,9 @@ logger = logging.getLogger("skillshelf.mcp")
 # Editors save in bursts (write, rename, touch): one re-scan per burst, soon after it ends.
 WATCH_DEBOUNCE_MS: Final = 300
 MCP_PATH: Final = "/mcp"
+# uvicorn waits this long for open requests and streams (an idle SSE stream never ends by
+# itself) once told to stop, then closes them: a stop is never held up by a client.
+HTTP_SHUTDOWN_GRACE_S: Final = 5
 _BACKLOG: Final = 2048  # uvicorn's default
 # The realm a 401 names: a static bearer token, not OAuth (no resource_metadata is offered,
 # and the OAuth discovery documents under /.well-known/ answer 404).
@@ -75,8 +80,9 @@ async def serve(
     watch: bool = False,
     on_ready: Callable[[str], None] | None = None,
     allowed_hosts: Iterable[str] = (),
+    signals: ServerSignals | None = None,
 ) -> None:
-    """Serve until the client disconnects (stdio) or the process is stopped (HTTP).
+    """Serve until the client disconnects (stdio), or a stop signal arrives.
 
     Args:
         server: What to serve.
@@ -88,6 +94,10 @@ async def serve(
         on_ready: Called with the URL (or ``"stdio"``) once requests can be served.
         allowed_hosts: Host names (besides the bound address) that HTTP requests may name in
             ``Host`` and ``Origin``, e.g. the name a reverse proxy forwards.
+        signals: The process's signals, entered in the main thread before the event loop
+            started: a stop signal ends serving (a pending one at once), and SIGHUP re-scans
+            unless ``watch``. Without it, SIGHUP re-scans through the event loop's own handler
+            and stopping is the caller's (cancel the task).
 
     Raises:
         UsageError: A non-loopback HTTP address without a token.
@@ -97,12 +107,16 @@ async def serve(
             f"Refusing to serve on {host!r} without a bearer token: anyone who can reach it "
             "could read every skill. Give it a token, or bind to 127.0.0.1."
         )
-    await anyio.to_thread.run_sync(server.report_limits)
-    if len(server.repo) == 0:
-        logger.warning("%s", server.no_skills_warning())
     async with anyio.create_task_group() as tg:
+        if signals is not None:
+            tg.start_soon(_stop_on_signal, signals, tg.cancel_scope)
+        await anyio.to_thread.run_sync(server.report_limits)
+        if len(server.repo) == 0:
+            logger.warning("%s", server.no_skills_warning())
         if watch:
             tg.start_soon(_watch, server)
+        elif signals is not None:
+            tg.start_soon(_rescan_on_signal, signals, server)
         elif hasattr(signal, "SIGHUP"):
             tg.start_soon(_on_sighup, server)
         if transport == "stdio":
@@ -119,14 +133,15 @@ async def _serve_stdio(server: SkillServer, on_ready: Callable[[str], None] | No
     options = server.server.create_initialization_options(
         NotificationOptions(prompts_changed=True, resources_changed=True, tools_changed=True)
     )
-    async with stdio_server() as (read_stream, write_stream):
-        if on_ready is not None:
-            on_ready("stdio")
-        try:
-            await server.server.run(read_stream, write_stream, options)
-        finally:
-            with anyio.CancelScope(shield=True):
-                await server.end_session(server.stdio_session)
+    with claimed_stdin() as stdin:
+        async with stdio_server(stdin=cast(Any, stdin)) as (read_stream, write_stream):
+            if on_ready is not None:
+                on_ready("stdio")
+            try:
+                await server.server.run(read_stream, write_stream, options)
+            finally:
+                with anyio.CancelScope(shield=True):
+                    await server.end_session(server.stdio_session)
 
 
 async def _serve_http(
@@ -155,7 +170,13 @@ async def _serve_http(
     sock = _bind(host, port)
     bound = sock.getsockname()[1]
     shown = f"[{host}]" if ":" in host else host
-    config = uvicorn.Config(app, log_config=None, access_log=False, lifespan="on")
+    config = uvicorn.Config(
+        app,
+        log_config=None,
+        access_log=False,
+        lifespan="on",
+        timeout_graceful_shutdown=HTTP_SHUTDOWN_GRACE_S,
+    )
     web = uvicorn.Server(config)
     if on_ready is not None:
         on_ready(f"http://{shown}:{bound}{MCP_PATH}")
@@ -359,6 +380,23 @@ async def _watch(server: SkillServer) -> None:
                 logger.exception("re-scan failed")
     finally:
         server.shelf.trust_cache = False
+
+
+async def _stop_on_signal(signals: ServerSignals, scope: anyio.CancelScope) -> None:
+    signum = await signals.wait_for_stop()
+    logger.info("%s: stopping", signal.Signals(signum).name)
+    scope.cancel()
+
+
+async def _rescan_on_signal(signals: ServerSignals, server: SkillServer) -> None:
+    seen = 0
+    while True:
+        seen = await signals.wait_for_rescan(seen)
+        logger.info("SIGHUP: re-scanning")
+        try:
+            await server.refresh()
+        except Exception:  # broad on purpose: a bad re-scan must not stop serving
+            logger.exception("re-scan failed")
 
 
 async def _on_sighup(server: SkillServer) -> None:

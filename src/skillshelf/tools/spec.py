@@ -772,16 +772,23 @@ _REASONS = {
 }
 
 
+def _bound(value: Any) -> str:
+    # Some pydantic releases write a float field's bound 0 as 0.0 in the schema: same message.
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    return str(value)
+
+
 def _range(prop: Mapping[str, Any]) -> str:
     if "minimum" in prop and "maximum" in prop:
-        return f"must be between {prop['minimum']} and {prop['maximum']}"
+        return f"must be between {_bound(prop['minimum'])} and {_bound(prop['maximum'])}"
     bounds = (
         ("exclusiveMinimum", "more than"),
         ("minimum", "at least"),
         ("exclusiveMaximum", "less than"),
         ("maximum", "at most"),
     )
-    parts = [f"{words} {prop[key]}" for key, words in bounds if key in prop]
+    parts = [f"{words} {_bound(prop[key])}" for key, words in bounds if key in prop]
     return "must be " + " and ".join(parts) if parts else "is out of range"
 
 
