@@ -110,19 +110,23 @@ def _round(root: Path, tmp: Path, transport: str, sig: signal.Signals, seed: int
         if code != 0:
             return f"{transport} {sig.name}: exit {code}\n" + "".join(lines)
     finally:
-        if process.poll() is None:
-            process.kill()
-            process.wait(30)
-        for reader in readers:
-            reader.join(30)
-        for stream in (process.stdin, process.stdout, process.stderr):
-            if stream is not None:
-                stream.close()
+        _reap(process, readers)
     log = "".join(lines)
     if "Traceback" in log:
         return f"{transport} {sig.name}: a traceback on stderr\n{log}"
     left = list(tmp.iterdir())
     return f"{transport} {sig.name}: left {left}" if left else ""
+
+
+def _reap(process: subprocess.Popen[bytes], readers: list[threading.Thread]) -> None:
+    if process.poll() is None:
+        process.kill()
+        process.wait(30)
+    for reader in readers:
+        reader.join(30)
+    for stream in (process.stdin, process.stdout, process.stderr):
+        if stream is not None:
+            stream.close()
 
 
 def _put_a_request_in_flight(process: subprocess.Popen[bytes], transport: str, url: str) -> None:
