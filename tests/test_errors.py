@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib
+from typing import ClassVar
 
 import pytest
 
@@ -14,6 +15,7 @@ from skillshelf.errors import (
     ToolFailed,
     ToolRetry,
     UsageError,
+    install_hint,
 )
 
 LIBRARY_ERRORS = [
@@ -65,6 +67,41 @@ def test_a_failed_import_of_an_extras_module_names_the_extra() -> None:
         ModuleNotFoundError("No module named 'mcp.server'", name="mcp.server"), feature="serve"
     )
     assert missing is not None and missing.extra == "mcp"
-    assert str(missing).endswith("pip install 'skillshelf[mcp]'")
+    assert str(missing).endswith(install_hint("mcp"))
     other = ModuleNotFoundError("No module named 'nope'", name="nope")
     assert MissingExtraError.from_import_error(other, feature="x") is None
+
+
+def test_the_install_hint_reinstalls_an_editable_checkout_with_the_extra() -> None:
+    from skillshelf.errors import _editable_checkout
+
+    url = '{"url": "file:///src/my%20shelf", "dir_info": {"editable": true}}'
+    assert _editable_checkout(url) == "/src/my shelf"
+    assert _editable_checkout('{"url": "file:///w", "dir_info": {}}') is None
+    assert _editable_checkout("not json") is None
+    hint = install_hint("mcp")
+    assert hint.startswith("pip install ")
+    assert "skillshelf[" not in hint.replace("-e ", "") or hint.startswith("pip install -e ")
+
+
+def test_the_install_hint_from_a_wheel_names_the_extras_requirements(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import importlib.metadata
+
+    class Wheel:
+        requires: ClassVar = [
+            'mcp<3,>=2.3; extra == "mcp"',
+            "click>=8",
+            'redis<7,>=5; extra == "redis"',
+        ]
+
+        def read_text(self, name: str) -> str | None:
+            return None
+
+    monkeypatch.setattr(importlib.metadata, "distribution", lambda name: Wheel())
+    install_hint.cache_clear()
+    try:
+        assert install_hint("mcp") == "pip install 'mcp<3,>=2.3'"
+    finally:
+        install_hint.cache_clear()

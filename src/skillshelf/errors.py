@@ -46,7 +46,9 @@ again), ``ToolFailed`` is *fatal* (stop retrying; tell the user).
 
 from __future__ import annotations
 
+import functools
 import json
+import shlex
 from collections.abc import Sequence
 from typing import Final, Literal
 
@@ -61,6 +63,7 @@ __all__ = [
     "ToolRetry",
     "UsageError",
     "clip",
+    "install_hint",
     "unknown_skill_message",
 ]
 
@@ -91,7 +94,7 @@ class MissingExtraError(ConfigError):
     """An optional extra is needed and not installed.
 
     Attributes:
-        extra: The extra to install (``pip install 'skillshelf[EXTRA]'``).
+        extra: The extra that brings it (see :func:`install_hint` for the command).
         module: The module that could not be imported.
     """
 
@@ -100,7 +103,7 @@ class MissingExtraError(ConfigError):
         self.module = module
         super().__init__(
             f"{feature} needs the {module!r} package, from the {extra!r} extra: "
-            f"pip install 'skillshelf[{extra}]'"
+            f"{install_hint(extra)}"
         )
 
     @classmethod
@@ -109,6 +112,52 @@ class MissingExtraError(ConfigError):
         module = (exc.name or "").partition(".")[0]
         extra = EXTRA_OF_MODULE.get(module)
         return None if extra is None else cls(extra, module=module, feature=feature)
+
+
+@functools.cache
+def install_hint(extra: str) -> str:
+    """The command that installs ``extra`` for skillshelf as it is installed here.
+
+    skillshelf is installed from its repository, not from a package index, so
+    ``pip install 'skillshelf[X]'`` finds nothing. From a checkout (an editable install) the
+    hint reinstalls the checkout with the extra; from a wheel it names the extra's own
+    requirements, read from the installed metadata.
+    """
+    import importlib.metadata  # only when a hint is needed: not on every start-up
+
+    try:
+        dist = importlib.metadata.distribution("skillshelf")
+    except importlib.metadata.PackageNotFoundError:
+        return f"pip install -e '.[{extra}]' in the skillshelf checkout"
+    checkout = _editable_checkout(dist.read_text("direct_url.json"))
+    if checkout is not None:
+        return f"pip install -e {shlex.quote(f'{checkout}[{extra}]')}"
+    wanted = {f'extra == "{extra}"', f"extra == '{extra}'"}
+    requirements = [
+        requirement.split(";", 1)[0].strip()
+        for requirement in dist.requires or ()
+        if ";" in requirement and requirement.split(";", 1)[1].strip() in wanted
+    ]
+    if not requirements:
+        return f"pip install -e '.[{extra}]' in the skillshelf checkout"
+    return "pip install " + " ".join(shlex.quote(r.replace(" ", "")) for r in requirements)
+
+
+def _editable_checkout(direct_url: str | None) -> str | None:
+    """The folder of an editable install, from its ``direct_url.json`` (PEP 610)."""
+    if not direct_url:
+        return None
+    try:
+        data = json.loads(direct_url)
+    except ValueError:
+        return None
+    url = data.get("url") if isinstance(data, dict) else None
+    info = data.get("dir_info") if isinstance(data, dict) else None
+    if not isinstance(url, str) or not url.startswith("file://") or not isinstance(info, dict):
+        return None
+    from urllib.parse import unquote
+
+    return unquote(url.removeprefix("file://")) if info.get("editable") else None
 
 
 class SkillNotFoundError(SkillshelfError):

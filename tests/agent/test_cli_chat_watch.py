@@ -27,6 +27,7 @@ from fake_providers import FakeOpenAI, Scripted
 
 from skillshelf.cli import main
 from skillshelf.core import search
+from skillshelf.errors import install_hint
 from skillshelf.models import ModelResponse
 from skillshelf.repository import Repository
 from skillshelf.testing import make_skill, reply
@@ -290,7 +291,7 @@ def test_watch_without_watchfiles_is_a_usage_error_naming_the_extra(
     out = CliRunner().invoke(main, [*args, "--watch", "-m", "hi"])
     assert out.exit_code == 2
     assert "--watch needs the 'watchfiles' package" in out.stderr
-    assert "pip install 'skillshelf[watch]'" in out.stderr
+    assert install_hint("watch") in out.stderr
     assert "Traceback" not in out.output and out.stdout == ""
 
 

@@ -29,7 +29,7 @@ from pydantic_ai.models.function import AgentInfo, FunctionModel
 
 from redis_servers import free_port, redis_server_binary, running_redis
 from skillshelf.agent.trace import Trace
-from skillshelf.errors import MissingExtraError
+from skillshelf.errors import MissingExtraError, install_hint
 from skillshelf.exec.runner import BwrapExecutor, bwrap_available
 from skillshelf.exec.workspace import WorkspaceManager
 from skillshelf.integrations.pydantic_ai import SkillsToolset
@@ -429,4 +429,4 @@ def test_without_pydantic_ai_the_module_names_the_extra(monkeypatch: pytest.Monk
     with pytest.raises(MissingExtraError) as caught:
         importlib.import_module("skillshelf.integrations.pydantic_ai")
     assert caught.value.extra == "pydantic-ai"
-    assert "pip install 'skillshelf[pydantic-ai]'" in str(caught.value)
+    assert install_hint("pydantic-ai") in str(caught.value)

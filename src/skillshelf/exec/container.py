@@ -26,7 +26,7 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
-from skillshelf.errors import clip
+from skillshelf.errors import clip, install_hint
 from skillshelf.exec.runner import (
     DRAIN_S,
     KILL_GRACE_S,
@@ -350,7 +350,7 @@ def _connect(base_url: str | None) -> DockerClient:
         import docker
     except ImportError:
         raise SandboxUnavailableError(
-            "the docker executor needs the Docker SDK: pip install 'skillshelf[docker]'"
+            f"the docker executor needs the Docker SDK: {install_hint('docker')}"
         ) from None
     where = base_url or os.environ.get("DOCKER_HOST") or _DEFAULT_SOCKET
     if where.startswith("unix://") and not os.path.exists(where.removeprefix("unix://")):

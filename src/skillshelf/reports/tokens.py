@@ -36,7 +36,13 @@ from pathlib import Path
 from typing import Final, Literal, get_args
 
 from skillshelf.core.words import count_cjk_characters
-from skillshelf.errors import ConfigError, MissingExtraError, SkillshelfError, UsageError
+from skillshelf.errors import (
+    ConfigError,
+    MissingExtraError,
+    SkillshelfError,
+    UsageError,
+    install_hint,
+)
 
 __all__ = [
     "BACKEND_ENV",
@@ -321,7 +327,7 @@ def _build(encoding: EncodingName, backend: BackendName) -> TokenCounter:
         except MissingExtraError as exc:
             if backend != "auto":
                 raise
-            problems.append(f"{name}: not installed (pip install 'skillshelf[{exc.extra}]')")
+            problems.append(f"{name}: not installed ({install_hint(exc.extra)})")
             continue
         except _Unavailable as exc:
             problems.append(f"{name}: {exc}")
