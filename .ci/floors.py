@@ -27,9 +27,8 @@ def main() -> int:
     project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
     wanted = [*project["dependencies"], *project["optional-dependencies"]["dev"]]
     listed = subprocess.run([sys.argv[1], "-c", _LIST], capture_output=True, text=True, check=True)
-    installed = {
-        name.lower().replace("_", "-"): version for name, version in json.loads(listed.stdout).items()
-    }
+    versions: dict[str, str] = json.loads(listed.stdout)
+    installed = {name.lower().replace("_", "-"): version for name, version in versions.items()}
     problems = 0
     for requirement in wanted:
         match = re.match(r"\s*([A-Za-z0-9_.-]+)(?:\[[^\]]*\])?\s*(.*)", requirement)
