@@ -124,8 +124,8 @@ def serve(
     """Serve the skills over MCP: the skills extension, skill:// resources, tools, prompts.
 
     Logs go to stderr; under stdio, stdout carries only the protocol. Without --watch, send
-    SIGHUP to re-scan the roots (SIGHUP never stops the server; one that arrives while it
-    starts is ignored). SIGTERM and SIGINT stop it and remove every --exec workspace.
+    SIGHUP to re-scan the roots (SIGHUP never stops the server, even while it starts).
+    SIGTERM and SIGINT stop it, whatever it is doing, and remove every --exec workspace.
     """
     # Before anything slow: a SIGHUP now would otherwise kill the server with its default
     # action; the re-scan handler replaces this once serving starts.
