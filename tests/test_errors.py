@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib
+from pathlib import Path
 from typing import ClassVar
 
 import pytest
@@ -79,9 +80,11 @@ def test_the_install_hint_reinstalls_an_editable_checkout_with_the_extra() -> No
     assert _editable_checkout(url) == "/src/my shelf"
     assert _editable_checkout('{"url": "file:///w", "dir_info": {}}') is None
     assert _editable_checkout("not json") is None
+    # The suite runs from an editable install of a checkout: the hint reinstalls that one.
     hint = install_hint("mcp")
-    assert hint.startswith("pip install ")
-    assert "skillshelf[" not in hint.replace("-e ", "") or hint.startswith("pip install -e ")
+    assert hint.startswith("pip install -e '") and hint.endswith("[mcp]'"), hint
+    checkout = Path(hint.removeprefix("pip install -e '").removesuffix("[mcp]'"))
+    assert (checkout / "pyproject.toml").is_file()
 
 
 def test_the_install_hint_from_a_wheel_names_the_extras_requirements(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import sys
 from collections.abc import Iterator
 from typing import Any, cast
@@ -9,7 +10,7 @@ from typing import Any, cast
 import pytest
 import redis
 
-from skillshelf.errors import MissingExtraError, UsageError
+from skillshelf.errors import MissingExtraError, UsageError, install_hint
 from skillshelf.stores import Doc, StoreConflictError
 from skillshelf.stores.redis import RedisStore
 
@@ -160,6 +161,6 @@ def test_without_the_redis_package_the_store_says_which_extra_to_install(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     monkeypatch.setitem(sys.modules, "redis", None)
-    with pytest.raises(MissingExtraError, match=r"skillshelf\[redis\]") as raised:
+    with pytest.raises(MissingExtraError, match=re.escape(install_hint("redis"))) as raised:
         RedisStore("redis://127.0.0.1:1/0")
     assert raised.value.extra == "redis"
