@@ -3,8 +3,8 @@
 =============================================  =====  ==========================================
 raised by the library                          exit   stderr
 =============================================  =====  ==========================================
-:class:`MissingExtraError` (or an extra's       2     ``error: … pip install 'skillshelf[X]'``
-module failing to import)                              — one line, no traceback
+:class:`MissingExtraError` (or an extra's       2     ``error: … pip install …`` (what installs
+module failing to import)                              it here, see ``install_hint``) — one line
 :class:`UsageError`, :class:`ConfigError`        2     click's usage error (usage line + message)
 :class:`SkillshelfError`, :class:`ToolError`     1     ``error: message``
 =============================================  =====  ==========================================
