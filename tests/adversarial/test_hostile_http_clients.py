@@ -21,20 +21,17 @@ pytest.importorskip("mcp", reason="the mcp extra is not installed")
 from mcp import Client
 
 from adversarial.archives import zip_of
-from mcpserver.helpers import HttpServer, all_skills, server_env, start_http_server
+from mcpserver.helpers import (
+    INITIALIZE_REQUEST,
+    HttpServer,
+    all_skills,
+    server_env,
+    start_http_server,
+)
 from skillshelf.testing import make_skill
 
 TOKEN = "adversarial-test-token"
-_INIT = {
-    "jsonrpc": "2.0",
-    "id": 1,
-    "method": "initialize",
-    "params": {
-        "protocolVersion": "2025-11-25",
-        "capabilities": {},
-        "clientInfo": {"name": "raw", "version": "1"},
-    },
-}
+_INIT = INITIALIZE_REQUEST
 _TIMEOUT_S = 30.0
 
 

@@ -30,6 +30,17 @@ EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "skills"
 SERVER_START_TIMEOUT_S = 30.0
 # Stopping: SIGTERM first, then SIGKILL if uvicorn's graceful shutdown hangs.
 SERVER_STOP_TIMEOUT_S = 10.0
+# A handshake-era initialize request, for tests that speak raw JSON-RPC.
+INITIALIZE_REQUEST: dict[str, Any] = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "initialize",
+    "params": {
+        "protocolVersion": "2025-11-25",
+        "capabilities": {},
+        "clientInfo": {"name": "raw", "version": "1"},
+    },
+}
 _READY = re.compile(r"skillshelf: serving \d+ skills on (\S+)")
 _SRC = str(Path(skillshelf.__file__).resolve().parents[1])
 

@@ -21,6 +21,7 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp_types import TextResourceContents
 
 from mcpserver.helpers import (
+    INITIALIZE_REQUEST,
     INVALID_PARAMS,
     HttpServer,
     all_skills,
@@ -33,16 +34,7 @@ from mcpserver.helpers import (
 from skillshelf.testing import make_skill
 
 TOKEN = "s3cret-token-for-tests"
-_INIT = {
-    "jsonrpc": "2.0",
-    "id": 1,
-    "method": "initialize",
-    "params": {
-        "protocolVersion": "2025-11-25",
-        "capabilities": {},
-        "clientInfo": {"name": "raw", "version": "1"},
-    },
-}
+_INIT = INITIALIZE_REQUEST
 
 
 def _post(url: str, headers: dict[str, str]) -> int:

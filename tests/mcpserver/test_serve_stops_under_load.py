@@ -27,23 +27,18 @@ import pytest
 
 pytest.importorskip("mcp", reason="the mcp extra is not installed")
 
-from mcpserver.helpers import SERVER_START_TIMEOUT_S, serve_command, server_env
+from mcpserver.helpers import (
+    INITIALIZE_REQUEST,
+    SERVER_START_TIMEOUT_S,
+    serve_command,
+    server_env,
+)
 from skillshelf.testing import make_skill
 
 ROUNDS = int(os.environ.get("SKILLSHELF_STOP_ROUNDS", "25"))
 # A stop takes well under a second; this bound is for a machine busy with two other loops.
 STOP_BOUND_S = 10.0
 PARALLEL = 3
-_INITIALIZE = {
-    "jsonrpc": "2.0",
-    "id": 1,
-    "method": "initialize",
-    "params": {
-        "protocolVersion": "2025-11-25",
-        "capabilities": {},
-        "clientInfo": {"name": "stress", "version": "1"},
-    },
-}
 
 
 @pytest.fixture(scope="module")
@@ -132,7 +127,7 @@ def _reap(process: subprocess.Popen[bytes], readers: list[threading.Thread]) -> 
 def _put_a_request_in_flight(process: subprocess.Popen[bytes], transport: str, url: str) -> None:
     if transport == "stdio":
         assert process.stdin is not None
-        process.stdin.write(json.dumps(_INITIALIZE).encode() + b"\n")
+        process.stdin.write(json.dumps(INITIALIZE_REQUEST).encode() + b"\n")
         process.stdin.flush()
         return
 
@@ -143,7 +138,7 @@ def _put_a_request_in_flight(process: subprocess.Popen[bytes], transport: str, u
             connection.request(
                 "POST",
                 "/mcp",
-                json.dumps(_INITIALIZE),
+                json.dumps(INITIALIZE_REQUEST),
                 {
                     "content-type": "application/json",
                     "accept": "application/json, text/event-stream",
