@@ -3,11 +3,16 @@
 from __future__ import annotations
 
 import importlib
+import inspect
+import pkgutil
+import re
 from pathlib import Path
 from typing import ClassVar
 
 import pytest
 
+import skillshelf
+from skillshelf import errors
 from skillshelf.errors import (
     ConfigError,
     MissingExtraError,
@@ -25,6 +30,11 @@ LIBRARY_ERRORS = [
     "skillshelf.core.yaml_loader.YamlTooDeepError",
     "skillshelf.core.yaml_loader.YamlTooComplexError",
     "skillshelf.core.frontmatter.FrontmatterError",
+    "skillshelf.core.description_edit.DescriptionEditError",
+    "skillshelf.exec.workspace.StagingRefused",
+    "skillshelf.evals.improve_result.ImproveError",
+    "skillshelf.evals.proposer.ProposerError",
+    "skillshelf.reports.tracereport.TraceReadError",
     "skillshelf.core.slash.SlashCommandError",
     "skillshelf.skills.archive.ArchiveError",
     "skillshelf.trust.lockfile.LockfileError",
@@ -37,6 +47,8 @@ LIBRARY_ERRORS = [
     "skillshelf.models.TransientModelError",
     "skillshelf.agent.results.AgentError",
     "skillshelf.agent.results.MaxStepsError",
+    "skillshelf.agent.results.RepeatedToolFailureError",
+    "skillshelf.agent.results.EmptyResponseError",
     "skillshelf.agent.history.HistoryError",
     "skillshelf.evals.cases.CasesError",
     "skillshelf.evals.compare.BaselineError",
@@ -45,6 +57,53 @@ LIBRARY_ERRORS = [
     "skillshelf.mcpserver.files.UriError",
     "skillshelf.compat.skills_ref.SkillError",
 ]
+
+
+def _public_exceptions() -> dict[str, type[BaseException]]:
+    """Every public exception class defined anywhere under skillshelf, by dotted path."""
+    found: dict[str, type[BaseException]] = {}
+    for info in pkgutil.walk_packages(skillshelf.__path__, "skillshelf."):
+        if info.name.endswith("__main__"):
+            continue  # runs the command line
+        module = importlib.import_module(info.name)
+        for name, value in vars(module).items():
+            if (
+                inspect.isclass(value)
+                and issubclass(value, BaseException)
+                and value.__module__ == module.__name__
+                and not name.startswith("_")
+                and value.__name__ == name  # not an alias (yaml_loader.YAMLError)
+            ):
+                found[f"{module.__name__}.{name}"] = value
+    return found
+
+
+def test_every_public_exception_is_drawn_in_the_documented_tree() -> None:
+    tree = errors.__doc__ or ""
+    missing = [
+        path
+        for path in _public_exceptions()
+        if not re.search(rf"\b{path.rsplit('.', 1)[1]}\b", tree)
+    ]
+    assert missing == []
+
+
+def test_every_library_error_under_skillshelf_is_listed_here() -> None:
+    library = {
+        path: cls
+        for path, cls in _public_exceptions().items()
+        if issubclass(cls, SkillshelfError) and not path.startswith("skillshelf.errors.")
+    }
+    listed = set()
+    for path in LIBRARY_ERRORS:
+        module, _, name = path.rpartition(".")
+        listed.add(getattr(importlib.import_module(module), name))
+    # skills-ref's drop-in names (ParseError, ValidationError) are its SkillError's.
+    drop_in = {
+        "skillshelf.compat.skills_ref.ParseError",
+        "skillshelf.compat.skills_ref.ValidationError",
+    }
+    assert {path for path, cls in library.items() if cls not in listed} <= drop_in
 
 
 @pytest.mark.parametrize("path", LIBRARY_ERRORS)

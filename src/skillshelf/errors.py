@@ -12,12 +12,14 @@ the files, the environment or a provider is wrong; a caller may catch these and 
     ├── core.yaml_loader.YamlError            a YAML text cannot be read as plain data
     │   └── YamlSyntaxError, YamlTooDeepError, YamlTooComplexError
     ├── core.frontmatter.FrontmatterError     SKILL.md frontmatter cannot be parsed
+    ├── core.description_edit.DescriptionEditError  a description cannot be replaced alone
     ├── core.slash.SlashCommandError          /name invokes an unknown or model-only skill
     ├── skills.archive.ArchiveError           an archive or URL root cannot be used
     ├── trust.lockfile.LockfileError          the lockfile cannot be read or written
     ├── stores.StoreError                     a session store failed (down, corrupt document)
     │   └── stores.StoreConflictError         an update kept colliding with other writers
     ├── exec.runner.SandboxUnavailableError   no sandbox can run commands here
+    ├── exec.workspace.StagingRefused         a skill differs from its pin or is too big to stage
     ├── tools.skill_tools.DeclaredLoadError   a declared load names an unknown skill or doc
     ├── models.ModelError                     the model provider failed
     │   ├── models.ModelAuthError             the provider rejected the credentials
@@ -25,9 +27,15 @@ the files, the environment or a provider is wrong; a caller may catch these and 
     ├── agent.results.AgentError              a run ended without a final answer
     │   ├── MaxStepsError, RepeatedToolFailureError, EmptyResponseError
     ├── agent.history.HistoryError            a stored conversation cannot be read
-    ├── evals: CasesError, BaselineError, OutputDirError, EvalAbortedError
+    ├── evals: CasesError, BaselineError, OutputDirError, EvalAbortedError, ImproveError,
+    │   ProposerError
+    ├── reports.tracereport.TraceReadError    a decision trace cannot be read
     ├── mcpserver.files.UriError              a skill:// URI names nothing servable
     └── compat.skills_ref.SkillError          skills-ref's own names (ParseError, ValidationError)
+
+One more is public but outside the tree: ``skills.skill.DanglingSkillMdError``, a
+:class:`FileNotFoundError` for a SKILL.md that is a link to nothing (so ``except OSError``
+code handles it as the missing file it is).
 
 Subclasses live beside the code that raises them (a layer may not import one above it); each
 derives from a class here, so ``except SkillshelfError`` catches them all.
