@@ -6,7 +6,8 @@ or SIGTERM, while two busy loops keep both cores of a small machine occupied. Ev
 must exit 0 within the bound and leave its temporary folder empty: a stop signal that lands
 inside the event loop's own machinery must still stop it (it once hung 4 stops in 50).
 
-``SKILLSHELF_STOP_ROUNDS`` sets the number of rounds per transport (default 25, so 50 stops).
+``SKILLSHELF_STOP_ROUNDS`` sets the number of rounds per transport (default 25, so 50 stops),
+plus four of a ``--watch`` server, whose watcher thread must not hold a stop up.
 """
 
 from __future__ import annotations
@@ -58,7 +59,11 @@ def busy_cores() -> Iterator[None]:
 def _round(root: Path, tmp: Path, transport: str, sig: signal.Signals, seed: int) -> str:
     """One start and stop; returns what went wrong, or "" when it stopped cleanly."""
     rng = random.Random(seed)
+    watch = transport.endswith("+watch")
+    transport = transport.removesuffix("+watch")
     args = ["--root", str(root), "--exec", "--sandbox", "local", "--transport", transport]
+    if watch:
+        args.append("--watch")  # its watcher thread must not hold the stop up
     if transport == "http":
         args += ["--port", "0"]
     process = subprocess.Popen(
@@ -153,18 +158,20 @@ def _put_a_request_in_flight(process: subprocess.Popen[bytes], transport: str, u
     threading.Thread(target=post, daemon=True).start()
 
 
-@pytest.mark.parametrize("transport", ["stdio", "http"])
+@pytest.mark.parametrize(
+    ("transport", "rounds"), [("stdio", ROUNDS), ("http", ROUNDS), ("stdio+watch", 4)]
+)
 def test_every_stop_signal_stops_serve_under_load_and_leaves_no_workspace(
-    tmp_path: Path, busy_cores: None, transport: str
+    tmp_path: Path, busy_cores: None, transport: str, rounds: int
 ) -> None:
     root = tmp_path / "skills"
     make_skill(root, "demo", description="A skill to serve while being stopped.")
     signals = [signal.SIGINT, signal.SIGTERM]
     jobs = []
-    for index in range(ROUNDS):
+    for index in range(rounds):
         tmp = tmp_path / f"tmp-{index}"
         tmp.mkdir()
         jobs.append((root, tmp, transport, signals[index % 2], index))
     with ThreadPoolExecutor(PARALLEL) as pool:
         problems = [p for p in pool.map(lambda job: _round(*job), jobs) if p]
-    assert problems == [], f"{len(problems)} of {ROUNDS} stops failed:\n" + "\n".join(problems)
+    assert problems == [], f"{len(problems)} of {rounds} stops failed:\n" + "\n".join(problems)

@@ -44,6 +44,9 @@ logger = logging.getLogger("skillshelf.mcp")
 
 # Editors save in bursts (write, rename, touch): one re-scan per burst, soon after it ends.
 WATCH_DEBOUNCE_MS: Final = 300
+# The watcher's thread wakes this often when nothing changes; it is stopped through its stop
+# event, never by a timeout, so there is no reason to wake it more.
+WATCH_THREAD_WAKE_MS: Final = 60_000
 MCP_PATH: Final = "/mcp"
 # uvicorn waits this long for open requests and streams (an idle SSE stream never ends by
 # itself) once told to stop, then closes them: a stop is never held up by a client.
@@ -107,23 +110,33 @@ async def serve(
             f"Refusing to serve on {host!r} without a bearer token: anyone who can reach it "
             "could read every skill. Give it a token, or bind to 127.0.0.1."
         )
+    # The watcher's thread ends at its next step once this is set; cancelling alone would
+    # wait out watchfiles' own timeout (5 s) before the server could stop.
+    watch_stopped = anyio.Event()
     async with anyio.create_task_group() as tg:
+
+        def stop() -> None:
+            watch_stopped.set()
+            tg.cancel_scope.cancel()
+
         if signals is not None:
-            tg.start_soon(_stop_on_signal, signals, tg.cancel_scope)
+            tg.start_soon(_stop_on_signal, signals, stop)
         await anyio.to_thread.run_sync(server.report_limits)
         if len(server.repo) == 0:
             logger.warning("%s", server.no_skills_warning())
         if watch:
-            tg.start_soon(_watch, server)
+            tg.start_soon(_watch, server, watch_stopped)
         elif signals is not None:
             tg.start_soon(_rescan_on_signal, signals, server)
         elif hasattr(signal, "SIGHUP"):
             tg.start_soon(_on_sighup, server)
-        if transport == "stdio":
-            await _serve_stdio(server, on_ready)
-        else:
-            await _serve_http(server, host, port, token, on_ready, allowed_hosts)
-        tg.cancel_scope.cancel()
+        try:
+            if transport == "stdio":
+                await _serve_stdio(server, on_ready)
+            else:
+                await _serve_http(server, host, port, token, on_ready, allowed_hosts)
+        finally:
+            stop()
 
 
 async def _serve_stdio(server: SkillServer, on_ready: Callable[[str], None] | None) -> None:
@@ -363,7 +376,7 @@ def _watched(server: SkillServer) -> list[str]:
     return dirs
 
 
-async def _watch(server: SkillServer) -> None:
+async def _watch(server: SkillServer, stopped: anyio.Event) -> None:
     from watchfiles import awatch
 
     dirs = _watched(server)
@@ -373,7 +386,13 @@ async def _watch(server: SkillServer) -> None:
     logger.info("watching %s", ", ".join(dirs))
     server.shelf.trust_cache = True  # every change below clears the caches (refresh)
     try:
-        async for _changes in awatch(*dirs, debounce=WATCH_DEBOUNCE_MS, step=50):
+        async for _changes in awatch(
+            *dirs,
+            debounce=WATCH_DEBOUNCE_MS,
+            step=50,
+            stop_event=stopped,
+            rust_timeout=WATCH_THREAD_WAKE_MS,
+        ):
             try:
                 await server.refresh()
             except Exception:  # a bad re-scan must not stop serving
@@ -382,10 +401,10 @@ async def _watch(server: SkillServer) -> None:
         server.shelf.trust_cache = False
 
 
-async def _stop_on_signal(signals: ServerSignals, scope: anyio.CancelScope) -> None:
+async def _stop_on_signal(signals: ServerSignals, stop: Callable[[], None]) -> None:
     signum = await signals.wait_for_stop()
     logger.info("%s: stopping", signal.Signals(signum).name)
-    scope.cancel()
+    stop()
 
 
 async def _rescan_on_signal(signals: ServerSignals, server: SkillServer) -> None:
