@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING, Any, Final, NotRequired
 
 import anyio
 
-from skillshelf.errors import MissingExtraError, UsageError, clip
+from skillshelf.errors import MissingExtraError, UsageError
 
 try:
     from langchain.agents.middleware import (
@@ -67,6 +67,7 @@ from skillshelf.tools.user_tools import (
     Tool,
     activated_tools,
     check_names,
+    inactive_tool_message,
     run_tool,
     tool_set,
 )
@@ -83,10 +84,6 @@ _SKILL_NAMES: Final = frozenset(ALL_TOOLS)
 # SkillTools kept per session: the state lives in the store, but an instance keeps the executor
 # it chose (and its warning) for workspace_exec. Beyond this many, the oldest is dropped.
 _KEPT_SESSIONS: Final = 256
-_NOT_OFFERED: Final = (
-    "The tool {name} is not available now: it is offered only while a skill that activates it "
-    "is loaded. Load that skill first, or use another tool."
-)
 
 
 class SkillsState(AgentState[Any]):
@@ -365,9 +362,7 @@ class SkillsMiddleware(AgentMiddleware[SkillsState, Any, Any]):
         tools = self.skill_tools(self._session(request.state))
         if _name(call) in {_name(t) for t in self._offered(self.tools, tools)}:
             return None
-        result = ToolResult(
-            call["name"], "recoverable", _NOT_OFFERED.format(name=clip(call["name"]))
-        )
+        result = ToolResult(call["name"], "recoverable", inactive_tool_message(call["name"]))
         self._record_tool(tools.session_id, call, result.status, time.perf_counter())
         return _message(call, result)
 
