@@ -3,13 +3,18 @@ of the main conversation; ``skill_load`` takes ``args`` substituted into ``$ARGU
 
 from __future__ import annotations
 
+import inspect
 import io
 import json
 from pathlib import Path
 
 import pytest
 
+from skillshelf.agent.config import AgentConfig
+from skillshelf.agent.fork import fork_config
 from skillshelf.agent.loop import Agent
+from skillshelf.agent.results import RetryPolicy
+from skillshelf.agent.tool_style import CLAUDE_CODE_GUIDANCE
 from skillshelf.agent.trace import Trace
 from skillshelf.models import ModelRequest, ModelResponse
 from skillshelf.repository import Repository
@@ -68,6 +73,53 @@ def test_loading_a_fork_skill_runs_it_in_a_sub_agent(repo: Repository) -> None:
     assert "deep-research" not in conversation.model_tools.state().loaded
     agents = {json.loads(line)["agent"] for line in stream.getvalue().splitlines()}
     assert agents == {"main", "main:fork:deep-research"}
+
+
+def test_a_fork_is_offered_the_skill_tools_in_its_parents_tool_style(repo: Repository) -> None:
+    def script(request: ModelRequest) -> ModelResponse:
+        if is_sub_agent(request):
+            return reply("FINDINGS")
+        if not any(m["role"] == "tool" for m in request.messages):
+            return reply(tools=[("Skill", {"skill": "deep-research", "args": "tidal power"})])
+        return reply("Summary for the user.")
+
+    model = ScriptedModel(script)
+    agent = Agent(model, repo, tool_style="claude-code")
+    result = agent.conversation("s").send_sync("research tidal power")
+    assert "FINDINGS" in result.tool_calls[0].content
+    (sub,) = [r for r in model.requests if is_sub_agent(r)]
+    assert [t.name for t in sub.tools] == [t.name for t in model.requests[0].tools]
+    assert "Skill" in [t.name for t in sub.tools]
+    assert CLAUDE_CODE_GUIDANCE in sub.messages[0]["content"]
+
+
+def test_a_fork_keeps_every_option_of_its_parent_but_its_name_and_declared_loads(
+    repo: Repository,
+) -> None:
+    parent = AgentConfig(
+        ScriptedModel([]),
+        repo,
+        instructions="Be terse.",
+        load_mode="session",
+        max_loaded=3,
+        max_steps=7,
+        catalog_format="markdown",
+        catalog_budget=500,
+        catalog_placement="reminder",
+        placement="system",
+        tool_style="claude-code",
+        enforce_allowed_tools=True,
+        retry=RetryPolicy(max_retries=1),
+        visible=lambda skill: True,
+        tool_timeout_s=9.0,
+        tool_retries=1,
+    )
+    sub = fork_config(parent, repo.get("deep-research"))
+    # The trace goes to the sub-agent's conversation; a description is for an agent tool.
+    own = {"model", "repo", "name", "description", "declared", "trace"}
+    options = set(inspect.signature(AgentConfig.__init__).parameters) - {"self"} - own
+    assert {o: getattr(sub, o) for o in options} == {o: getattr(parent, o) for o in options}
+    assert sub.model is parent.model and sub.repo is parent.repo
 
 
 def test_the_agent_named_by_the_skill_runs_it_when_the_caller_has_it(repo: Repository) -> None:

@@ -16,6 +16,7 @@ from langchain.agents import create_agent
 from langchain_core.callbacks import CallbackManagerForLLMRun
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, SystemMessage, ToolMessage
+from langchain_core.messages.tool import invalid_tool_call
 from langchain_core.outputs import ChatGeneration, ChatResult
 from langchain_core.tools import StructuredTool
 from langchain_core.utils.function_calling import convert_to_openai_tool
@@ -182,6 +183,53 @@ def test_graded_failures_reach_the_model_as_error_results(repo: Repository) -> N
     results = tool_results(model.requests[-1])
     assert results["c1"].status == "error" and "alpha" in results["c1"].text
     assert results["c2"].status == "error" and "path" in results["c2"].text
+
+
+def test_a_call_whose_json_does_not_parse_is_answered_and_the_run_goes_on(
+    repo: Repository,
+) -> None:
+    malformed = AIMessage(
+        content="",
+        invalid_tool_calls=[
+            invalid_tool_call(name="skill_load", args='{"skill": "alpha"', id="c1", error="bad")
+        ],
+    )
+    model = ScriptedChat(
+        script=[malformed, call("skill_load", {"skill": "alpha"}, "c2"), AIMessage("haiku")]
+    )
+    graph = create_agent(model, middleware=[SkillsMiddleware(repo)])
+    result = graph.invoke({"messages": [{"role": "user", "content": "a poem"}]})
+    assert result["messages"][-1].text == "haiku"
+    answer = tool_results(model.requests[1])["c1"]
+    assert answer.status == "error" and "Arguments are not valid JSON" in answer.text
+    assert "ALPHA-INSTRUCTIONS" in tool_results(model.requests[2])["c2"].text
+
+
+def test_a_callers_tool_call_that_does_not_parse_is_answered_beside_a_valid_call_async(
+    repo: Repository,
+) -> None:
+    def ship(target: str) -> str:
+        """Ship a service."""
+        return f"shipped {target}"
+
+    reply = AIMessage(
+        content="",
+        tool_calls=[{"name": "skill_load", "args": {"skill": "alpha"}, "id": "c2"}],
+        invalid_tool_calls=[invalid_tool_call(name="ship", args="{target: web}", id="c1")],
+    )
+    model = ScriptedChat(script=[reply, AIMessage("done")])
+    graph = create_agent(
+        model, tools=[StructuredTool.from_function(ship)], middleware=[SkillsMiddleware(repo)]
+    )
+
+    async def main() -> Any:
+        return await graph.ainvoke({"messages": [{"role": "user", "content": "ship it"}]})
+
+    result = anyio.run(main)
+    assert result["messages"][-1].text == "done"
+    answers = tool_results(model.requests[1])
+    assert answers["c1"].status == "error" and "Arguments are not valid JSON" in answers["c1"].text
+    assert "ALPHA-INSTRUCTIONS" in answers["c2"].text
 
 
 def test_a_second_thread_does_not_see_the_first_threads_loads(repo: Repository) -> None:

@@ -286,31 +286,38 @@ def lookup(ticket: str) -> str:
     return f"ticket {ticket}: open"
 
 
-def test_a_skills_allowed_tools_activate_a_tool_absent_before_the_load(repo: Repository) -> None:
+def test_an_activated_tool_answers_only_while_a_skill_naming_it_in_allowed_tools_is_loaded(
+    repo: Repository,
+) -> None:
     kit = skill_tools(repo)
     gated = kit.activate(lookup)
     steps: list[Step] = [
+        ("lookup", {"ticket": "T-1"}),
         ("skill_load", {"skill": "ticket-lookup"}),
         ("lookup", {"ticket": "T-1"}),
         "ok",
     ]
     model = ScriptedModel(steps)
     run(kit, model, "what about T-1?", "a", tools=[gated])
-    assert "lookup" not in model.requests[0].tools
-    assert "lookup" in model.requests[1].tools
-    assert model.requests[2].outputs()[-1] == "ticket T-1: open"
-    # The next run is a new turn: the turn's load ended, and the tool with it.
-    later = ScriptedModel(["ok"])
-    run(kit, later, "thanks", "a", tools=[gated])
-    assert "lookup" not in later.requests[0].tools
+    before, _load, during = model.requests[3].outputs()
+    assert "lookup is not available now" in before and "ticket-lookup" in before
+    assert during == "ticket T-1: open"
+    # Declared all along: the SDK ends a run whose model calls a tool it was not offered.
+    assert all("lookup" in r.tools for r in model.requests)
 
 
 def test_an_activation_for_a_named_skill_ignores_other_loads(repo: Repository) -> None:
     kit = skill_tools(repo)
     gated = kit.activate(lookup, skill="release-notes")
-    model = ScriptedModel([("skill_load", {"skill": "ticket-lookup"}), "ok"])
+    steps: list[Step] = [
+        ("skill_load", {"skill": "ticket-lookup"}),
+        ("lookup", {"ticket": "T-1"}),
+        "ok",
+    ]
+    model = ScriptedModel(steps)
     run(kit, model, "hi", "a", tools=[gated])
-    assert "lookup" not in model.requests[1].tools
+    refusal = model.requests[2].outputs()[-1]
+    assert "not available now" in refusal and "release-notes" in refusal
 
 
 def _bwrap() -> Any:
@@ -403,3 +410,31 @@ def test_a_load_whose_result_left_the_history_is_delivered_again_in_full(
     model = ScriptedModel([("skill_load", {"skill": "csv-insights"}), "ok"])
     run(kit, model, "again", "a")
     assert BODY in model.requests[1].outputs()[0]
+
+
+def test_a_call_to_an_activated_tool_after_its_skills_turn_is_a_recoverable_tool_error(
+    repo: Repository,
+) -> None:
+    kit = skill_tools(repo)
+    gated = kit.activate(lookup)
+    steps: list[Step] = [("skill_load", {"skill": "ticket-lookup"}), ("lookup", {"ticket": "T-1"})]
+    run(kit, ScriptedModel([*steps, "ok"]), "what about T-1?", "a", tools=[gated])
+    # A new run is a new turn: the load ended, but the model still calls the tool it used.
+    later = ScriptedModel([("lookup", {"ticket": "T-2"}), "sorry"])
+    assert run(kit, later, "and T-2?", "a", tools=[gated]) == "sorry"
+    refusal = later.requests[1].outputs()[-1]
+    assert "lookup is not available now" in refusal and "ticket T-2" not in refusal
+
+
+def test_the_third_identical_call_to_an_inactive_tool_is_told_to_stop(repo: Repository) -> None:
+    stream = io.StringIO()
+    kit = skill_tools(repo, trace=Trace(stream))
+    gated = kit.activate(lookup)
+    model = ScriptedModel([("lookup", {"ticket": "T-1"})] * 3 + ["sorry"])
+    assert run(kit, model, "T-1?", "a", tools=[gated]) == "sorry"
+    first, second, third = model.requests[3].outputs()
+    assert first == second and "not available now" in first and "Stop retrying" not in first
+    assert "Stop retrying" in third
+    records = [json.loads(line) for line in stream.getvalue().splitlines()]
+    statuses = [r["status"] for r in records if r["type"] == "tool"]
+    assert statuses == ["recoverable", "recoverable", "fatal"]

@@ -29,6 +29,7 @@ from pydantic_ai.models.function import AgentInfo, FunctionModel
 
 from redis_servers import free_port, redis_server_binary, running_redis
 from skillshelf.agent.trace import Trace
+from skillshelf.core.session import LoadMode
 from skillshelf.errors import MissingExtraError, install_hint
 from skillshelf.exec.runner import BwrapExecutor, bwrap_available
 from skillshelf.exec.workspace import WorkspaceManager
@@ -299,6 +300,31 @@ def test_a_turn_load_ends_with_the_run(repo: Repository) -> None:
     first = run_sync(agent, "history?", conversation_id="conv-1")
     run_sync(agent, "thanks", message_history=first.all_messages())
     assert "Bash" in script.tools_offered(1) and "Bash" not in script.tools_offered(2)
+
+
+@pytest.mark.parametrize("mode", ["once", "turn"])
+def test_a_once_load_lasts_the_request_after_it_and_a_turn_load_the_run(
+    repo: Repository, mode: LoadMode
+) -> None:
+    skills = SkillsToolset(repo, load_mode=mode)
+    gated = skills.activated(FunctionToolset([git], id="user").renamed({"Bash": "git"}))
+    script = Script(
+        [
+            call("skill_load", {"skill": "git-helper"}, "c1"),
+            call("skill_list", {}, "c2"),
+            call("skill_load", {"skill": "git-helper"}, "c3"),
+            say("ok"),
+        ]
+    )
+    run(Agent(FunctionModel(script), toolsets=[skills, gated]), "history?", "conv-1")
+    offered = [("Bash" in script.tools_offered(i)) for i in range(4)]
+    reload = str(script.tool_results(3)[0].content)
+    if mode == "once":  # delivered in request 2 only: gone from request 3, loaded in full again
+        assert offered == [False, True, False, True]
+        assert "Run git log." in reload
+    else:
+        assert offered == [False, True, True, True]
+        assert "already loaded" in reload.lower()
 
 
 def test_workspace_exec_runs_a_script_in_bwrap_and_its_output_reaches_the_model(

@@ -41,8 +41,8 @@ def named_agent_tool(tools: Sequence[Tool], wanted: str | None) -> Tool | None:
 
 
 def fork_config(parent: AgentConfig, skill: Skill) -> AgentConfig:
-    """A copy of ``parent`` (same model, tools, workspace and rules; its own skill state,
-    named ``<parent>:fork:<skill>``) that runs ``skill``."""
+    """A copy of ``parent`` (same model, tools, workspace, tool style and rules; its own skill
+    state, named ``<parent>:fork:<skill>``, and no declared loads) that runs ``skill``."""
     sub = AgentConfig(
         parent.model,
         parent.repo,
@@ -52,10 +52,13 @@ def fork_config(parent: AgentConfig, skill: Skill) -> AgentConfig:
         activations=parent.activations,
         store=parent.store,
         load_mode=parent.load_mode,
+        max_loaded=parent.max_loaded,
         max_steps=parent.max_steps,
         catalog_format=parent.catalog_format,
         catalog_budget=parent.catalog_budget,
+        catalog_placement=parent.catalog_placement,
         placement=parent.placement,
+        tool_style=parent.tool_style,
         enforce_allowed_tools=parent.enforce_allowed_tools,
         retry=parent.retry,
         visible=parent.visible,

@@ -10,6 +10,8 @@
   through :meth:`SkillTools.call`, so argument repair and grading are the core's;
 * keeps skill state per LangGraph thread (``config["configurable"]["thread_id"]``) in any
   skillshelf store; without a thread id, a session id kept in the graph state;
+* answers tool calls whose arguments did not parse (``AIMessage.invalid_tool_calls``, which
+  LangChain never runs) with skillshelf's graded result, and lets the model try again;
 * shows a skill's activated tools (:class:`~skillshelf.tools.user_tools.Activation`) only while
   it is loaded, by filtering the tools of each model request;
 * places loaded content per load mode with :func:`~skillshelf.agent.materialize.materialize`
@@ -40,8 +42,9 @@ try:
         AgentState,
         ModelRequest,
         ModelResponse,
+        hook_config,
     )
-    from langchain_core.messages import AnyMessage, SystemMessage, ToolMessage
+    from langchain_core.messages import AIMessage, AnyMessage, SystemMessage, ToolMessage
     from langchain_core.tools import BaseTool, StructuredTool
     from langgraph.config import get_config
     from langgraph.prebuilt.tool_node import ToolCallRequest
@@ -56,7 +59,7 @@ from skillshelf.agent.materialize import Placement, materialize
 from skillshelf.agent.results import DEFAULT_TOOL_TIMEOUT_S
 from skillshelf.agent.trace import Trace, digest, span
 from skillshelf.core.catalog import CatalogFormat
-from skillshelf.core.session import DEFAULT_MAX_LOADED, LoadMode
+from skillshelf.core.session import DEFAULT_MAX_LOADED, LoadMode, call_signature, grade_failure
 from skillshelf.repository import Repository
 from skillshelf.skills.skill import Skill
 from skillshelf.stores import SessionStore, open_store
@@ -67,6 +70,7 @@ from skillshelf.tools.user_tools import (
     Tool,
     activated_tools,
     check_names,
+    inactive_tool_message,
     run_tool,
     tool_set,
 )
@@ -83,10 +87,6 @@ _SKILL_NAMES: Final = frozenset(ALL_TOOLS)
 # SkillTools kept per session: the state lives in the store, but an instance keeps the executor
 # it chose (and its warning) for workspace_exec. Beyond this many, the oldest is dropped.
 _KEPT_SESSIONS: Final = 256
-_NOT_OFFERED: Final = (
-    "The tool {name} is not available now: it is offered only while a skill that activates it "
-    "is loaded. Load that skill first, or use another tool."
-)
 
 
 class SkillsState(AgentState[Any]):
@@ -309,6 +309,63 @@ class SkillsMiddleware(AgentMiddleware[SkillsState, Any, Any]):
         await anyio.to_thread.run_sync(self._finish_model, prepared, response, tools, started)
         return response
 
+    # -- tool calls whose arguments did not parse ------------------------------------------
+
+    @hook_config(can_jump_to=["model"])
+    def after_model(self, state: SkillsState, runtime: Any) -> dict[str, Any] | None:
+        """Answer the reply's tool calls whose arguments did not parse.
+
+        LangChain keeps them apart (``AIMessage.invalid_tool_calls``), never runs them, and
+        ends the run when the reply has no other call: the answer would be empty. Each gets
+        skillshelf's graded result instead ("Arguments are not valid JSON: …", the third
+        identical failure fatal), and a reply with nothing else to run goes back to the model.
+        """
+        messages = state.get("messages") or []
+        reply = next((m for m in reversed(messages) if isinstance(m, AIMessage)), None)
+        if reply is None or not reply.invalid_tool_calls:
+            return None
+        answered = {str(m.tool_call_id) for m in messages if isinstance(m, ToolMessage)}
+        # Without an id no result can be tied to the call: LangChain's own answer stands.
+        pending = [c for c in reply.invalid_tool_calls if c.get("id") and c["id"] not in answered]
+        if not pending:
+            return None
+        tools = self.skill_tools(self._session(state))
+        update: dict[str, Any] = {
+            "messages": [self._invalid_call(tools, c, answered) for c in pending]
+        }
+        if not reply.tool_calls:
+            update["jump_to"] = "model"
+        return update
+
+    @hook_config(can_jump_to=["model"])
+    async def aafter_model(self, state: SkillsState, runtime: Any) -> dict[str, Any] | None:
+        """:meth:`after_model` in a worker thread (the store may block)."""
+        return await anyio.to_thread.run_sync(self.after_model, state, runtime)
+
+    def _invalid_call(
+        self, tools: SkillTools, invalid: Mapping[str, Any], history: set[str]
+    ) -> ToolMessage:
+        name = str(invalid.get("name") or "")
+        sent = str(invalid.get("args") or "")  # the arguments as the model wrote them
+        call = {"id": invalid["id"], "name": name, "args": sent}
+        started = time.perf_counter()
+        if name in _SKILL_NAMES:
+            result = tools.call(name, sent, call_id=call["id"], history_call_ids=history)
+        else:
+            # The same reading of the arguments a skillshelf tool gets; the caller's tools are
+            # LangChain's, so only the problem is told, counted like any failing call.
+            parsed = self._gated.get(name, _shim(name)).validate(sent)
+            problem = (
+                parsed.message
+                if isinstance(parsed, ArgumentProblem)
+                else f"The call could not be read: {clip(str(invalid.get('error') or ''))}."
+            )
+            count = tools.record_failure(call_signature(name, sent))
+            status, content = grade_failure(clip(name) or "?", count, problem)
+            result = ToolResult(name, status, content)
+        self._record_tool(tools.session_id, call, result.status, started)
+        return _message(call, result)
+
     # -- tool calls ------------------------------------------------------------------------
 
     def wrap_tool_call(
@@ -365,9 +422,7 @@ class SkillsMiddleware(AgentMiddleware[SkillsState, Any, Any]):
         tools = self.skill_tools(self._session(request.state))
         if _name(call) in {_name(t) for t in self._offered(self.tools, tools)}:
             return None
-        result = ToolResult(
-            call["name"], "recoverable", _NOT_OFFERED.format(name=clip(call["name"]))
-        )
+        result = ToolResult(call["name"], "recoverable", inactive_tool_message(call["name"]))
         self._record_tool(tools.session_id, call, result.status, time.perf_counter())
         return _message(call, result)
 

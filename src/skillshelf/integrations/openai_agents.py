@@ -1,6 +1,7 @@
 """Skills in the OpenAI Agents SDK (``skillshelf[openai-agents]``), through its public extension
 points only: :class:`agents.FunctionTool` with a custom ``on_invoke_tool``, a callable
-``instructions``, ``is_enabled`` callables and :class:`agents.AgentHooks`.
+``instructions``, an ``is_enabled`` callable, :class:`agents.ToolInputGuardrail` (for activated
+tools) and :class:`agents.AgentHooks`.
 
 ::
 
@@ -20,7 +21,6 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-import inspect
 import json
 import threading
 import time
@@ -34,13 +34,13 @@ import anyio
 from skillshelf.agent.config import DEFAULT_CATALOG_BUDGET, skills_prompt
 from skillshelf.agent.trace import Trace, span
 from skillshelf.core.catalog import CatalogEntry, CatalogFormat
-from skillshelf.core.session import DEFAULT_MAX_LOADED, LoadMode
+from skillshelf.core.session import DEFAULT_MAX_LOADED, LoadMode, call_signature, grade_failure
 from skillshelf.errors import MissingExtraError, UsageError
 from skillshelf.repository import Repository
 from skillshelf.skills.skill import Skill
 from skillshelf.stores import SessionStore, open_store
 from skillshelf.tools.skill_tools import SkillTools, ToolResult
-from skillshelf.tools.user_tools import Activation, Tool, activated_tools
+from skillshelf.tools.user_tools import Activation, Tool, activated_tools, inactive_tool_message
 
 if TYPE_CHECKING:
     from agents import AgentHooks, FunctionTool, RunContextWrapper
@@ -262,23 +262,61 @@ class SkillKit:
         return result.content
 
     def activate(self, tool: FunctionTool, *, skill: str | None = None) -> FunctionTool:
-        """``tool``, offered only while a skill activating it is loaded in the conversation.
+        """``tool``, answered only while a skill activating it is loaded in the conversation.
 
         With ``skill`` that skill's load activates it; without, any loaded skill whose
         ``allowed-tools`` names the tool (``Bash(git:*)`` names ``Bash``) does — the same
         decision as :class:`~skillshelf.tools.user_tools.Activation` in skillshelf's agent.
+
+        The tool stays declared (the SDK answers a call to a tool it did not offer with
+        ``ModelBehaviorError``, ending the run); a call outside its activation is refused by a
+        :class:`agents.ToolInputGuardrail` with a graded, recoverable message naming the skills
+        that activate it, the third identical refusal fatal.
         """
+        from agents import ToolGuardrailFunctionOutput, ToolInputGuardrail
+
         activation = Activation([Tool(tool.name, tool.description, {}, _never)], skill=skill)
-        previous = tool.is_enabled
 
-        async def enabled(wrapper: RunContextWrapper[Any], agent: Any) -> bool:
-            if not await _allowed_by(previous, wrapper, agent):
-                return False
-            tools = self._of(wrapper)
-            loaded = await anyio.to_thread.run_sync(lambda: list(tools.state().loaded))
-            return any(activated_tools(activation, n, self._allowed_tools(n)) for n in loaded)
+        async def in_activation(data: Any) -> ToolGuardrailFunctionOutput:
+            context = data.context
+            tools = self._of(context)
+            refusal = await anyio.to_thread.run_sync(
+                self._refusal, tools, activation, context.tool_name, context.tool_arguments
+            )
+            if refusal is None:
+                return ToolGuardrailFunctionOutput.allow()
+            status, message = refusal
+            self._record(
+                "tool",
+                tools.session_id,
+                call_id=context.tool_call_id,
+                tool=context.tool_name,
+                arguments=_decoded(context.tool_arguments),
+                status=status,
+                error_kind="refused",
+            )
+            return ToolGuardrailFunctionOutput.reject_content(message)
 
-        return dataclasses.replace(tool, is_enabled=enabled)
+        guardrail: ToolInputGuardrail[Any] = ToolInputGuardrail(
+            in_activation, name="skillshelf_activation"
+        )
+        guardrails = [guardrail, *(tool.tool_input_guardrails or ())]
+        return dataclasses.replace(tool, tool_input_guardrails=guardrails)
+
+    def _refusal(
+        self, tools: SkillTools, activation: Activation, name: str, arguments: str
+    ) -> tuple[str, str] | None:
+        """None while a loaded skill activates the tool; else the graded refusal."""
+        loaded = tools.state().loaded
+        if any(activated_tools(activation, n, self._allowed_tools(n)) for n in loaded):
+            return None
+        skills = [
+            s.name
+            for s in tools.visible_skills()
+            if s.model_invocable and activated_tools(activation, s.name, s.manifest.allowed_tools)
+        ]
+        count = tools.record_failure(call_signature(name, arguments))
+        return grade_failure(name, count, inactive_tool_message(name, skills))
 
     def _allowed_tools(self, name: str) -> tuple[str, ...]:
         skill = self.repo.find(name)
@@ -392,13 +430,6 @@ def _decoded(arguments: str) -> Any:
         return json.loads(arguments or "{}")
     except ValueError:
         return arguments
-
-
-async def _allowed_by(previous: Any, wrapper: Any, agent: Any) -> bool:
-    if callable(previous):
-        value = previous(wrapper, agent)
-        return bool(await value if inspect.isawaitable(value) else value)
-    return bool(previous)
 
 
 def _never(**_kwargs: Any) -> None:  # pragma: no cover - a name for activated_tools, never run

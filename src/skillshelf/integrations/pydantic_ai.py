@@ -20,10 +20,12 @@ different mistakes does not end the run with ``UnexpectedModelBehavior``.
 
 from __future__ import annotations
 
+import copy
 import functools
 import json
 import time
 from collections.abc import Awaitable, Callable, Collection, Sequence
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Final
 
 import anyio
@@ -105,8 +107,8 @@ class SkillsToolset(AbstractToolset[Any]):
         conversation_key: Maps a run to its conversation (default: :func:`conversation_key`).
             Two keys never share loads; a run with the same key resumes them.
         agent: The agent key within a conversation (distinct per sub-agent).
-        load_mode: How long a load lasts: ``once``, ``turn`` (until the next run) or
-            ``session``.
+        load_mode: How long a load lasts: ``once`` (the model request after it), ``turn``
+            (until the next run) or ``session``.
         max_loaded: Loaded skills kept before the least recently touched is evicted.
         visible: Filter on the skills the model may see.
         workspace: Enables ``workspace_exec`` (one workspace per conversation).
@@ -152,6 +154,7 @@ class SkillsToolset(AbstractToolset[Any]):
             "executor": executor,
             "exec_policy": exec_policy,
         }
+        self._requests: _Requests | None = None  # set on a run's copy (see for_run)
         self.tools_for("-")  # checks the options now, not at the first tool call
 
     @property
@@ -191,7 +194,30 @@ class SkillsToolset(AbstractToolset[Any]):
         tools = self._tools(ctx)
         await anyio.to_thread.run_sync(tools.begin_turn)
         self._record("run", ctx, run_id=ctx.run_id)
+        # The run's own copy counts its model requests (two runs of one toolset never share).
+        run = copy.copy(self)
+        run._requests = _Requests(tools, ctx.run_step)
+        return run
+
+    async def for_run_step(self, ctx: RunContext[Any]) -> AbstractToolset[Any]:
+        # Request ``run_step`` is about to be made, so every one before it was answered.
+        await self._requests_made(ctx.run_step - 1)
         return self
+
+    async def _requests_made(self, made: int) -> None:
+        """Count the run's model requests up to ``made`` (each once): ``once`` loads a request
+        already delivered end, as :meth:`SkillTools.after_request` does in skillshelf's agent.
+
+        Pydantic-ai has no toolset hook right after a request; a step's tool calls (or, without
+        any, the start of the next step) are the first moment that request is known made.
+        """
+        requests = self._requests
+        if requests is None:  # used outside a run: no requests to count
+            return
+        async with requests.lock:
+            while requests.counted < made:
+                await anyio.to_thread.run_sync(requests.tools.after_request)
+                requests.counted += 1
 
     async def get_tools(self, ctx: RunContext[Any]) -> dict[str, ToolsetTool[Any]]:
         tools: dict[str, ToolsetTool[Any]] = {}
@@ -210,6 +236,7 @@ class SkillsToolset(AbstractToolset[Any]):
     async def call_tool(
         self, name: str, tool_args: dict[str, Any], ctx: RunContext[Any], tool: ToolsetTool[Any]
     ) -> str:
+        await self._requests_made(ctx.run_step)  # this step's request was made: its calls run
         tools = self._tools(ctx)
         started = time.perf_counter()
         arguments: dict[str, Any] | str = tool_args.get(_AS_SENT, tool_args)
@@ -298,6 +325,15 @@ class SkillsToolset(AbstractToolset[Any]):
             source="pydantic-ai",
             **fields,
         )
+
+
+@dataclass(slots=True)
+class _Requests:
+    """A run's model requests counted so far (``run_step`` numbers them), for ``once`` loads."""
+
+    tools: SkillTools
+    counted: int
+    lock: anyio.Lock = field(default_factory=anyio.Lock)
 
 
 def _history_call_ids(ctx: RunContext[Any]) -> Collection[str]:

@@ -33,6 +33,7 @@ __all__ = [
     "ActivationMode",
     "Tool",
     "call_allowed",
+    "inactive_tool_message",
     "tool_set",
 ]
 
@@ -40,6 +41,7 @@ logger = logging.getLogger("skillshelf.agent.loop")
 
 ActivationMode = Literal["include", "only"]
 ActivationLifetime = Literal["invocation", "session"]
+MAX_NAMED_SKILLS: Final = 5  # skills an inactive tool's refusal names, so it stays short
 
 
 @dataclass(frozen=True, eq=False)
@@ -180,6 +182,25 @@ def activated_tools(activation: Activation, skill: str, allowed_tools: Sequence[
         return list(activation.tools) if activation.skill == skill else []
     named = {pattern_tool(p) for p in allowed_tools}
     return [t for t in activation.tools if t.name in named]
+
+
+def inactive_tool_message(name: str, skills: Sequence[str] = ()) -> str:
+    """What the model reads when it calls an activated tool while no load activates it.
+
+    Args:
+        name: The tool called (as sent).
+        skills: Skills whose load would activate it, when the face knows them.
+    """
+    if skills:
+        shown = ", ".join(clip(s, 80) for s in skills[:MAX_NAMED_SKILLS])
+        more = " (or another)" if len(skills) > MAX_NAMED_SKILLS else ""
+        load = f"Load one of these skills first: {shown}{more};"
+    else:
+        load = "Load that skill first,"
+    return (
+        f"The tool {clip(name)} is not available now: it works only while a skill that "
+        f"activates it is loaded. {load} or use another tool."
+    )
 
 
 def tool_set(
