@@ -44,6 +44,9 @@ logger = logging.getLogger("skillshelf.mcp")
 
 # Editors save in bursts (write, rename, touch): one re-scan per burst, soon after it ends.
 WATCH_DEBOUNCE_MS: Final = 300
+# The watcher wakes this often when nothing changes: its first wake proves it is installed
+# (serving is announced only after it); each later one costs a thread hop.
+WATCH_IDLE_MS: Final = 200
 MCP_PATH: Final = "/mcp"
 # uvicorn waits this long for open requests and streams (an idle SSE stream never ends by
 # itself) once told to stop, then closes them: a stop is never held up by a client.
@@ -90,7 +93,9 @@ async def serve(
         host: Address to bind for HTTP.
         port: Port for HTTP; 0 picks a free one (``on_ready`` gets the URL).
         token: Bearer token every HTTP request must carry.
-        watch: Re-scan when files under the roots change; otherwise SIGHUP re-scans.
+        watch: Re-scan when files under the roots change; otherwise SIGHUP re-scans. With it,
+            ``on_ready`` comes once the watcher is installed and the roots are re-scanned,
+            so no edit made after the repository's first scan is missed.
         on_ready: Called with the URL (or ``"stdio"``) once requests can be served.
         allowed_hosts: Host names (besides the bound address) that HTTP requests may name in
             ``Host`` and ``Origin``, e.g. the name a reverse proxy forwards.
@@ -110,15 +115,18 @@ async def serve(
     async with anyio.create_task_group() as tg:
         if signals is not None:
             tg.start_soon(_stop_on_signal, signals, tg.cancel_scope)
-        await anyio.to_thread.run_sync(server.report_limits)
+        if watch:
+            # Watching, and re-scanned once (which reports the limits), before serving is
+            # announced: no edit made after the first scan is missed.
+            await tg.start(_watch, server)
+        else:
+            await anyio.to_thread.run_sync(server.report_limits)
+            if signals is not None:
+                tg.start_soon(_rescan_on_signal, signals, server)
+            elif hasattr(signal, "SIGHUP"):
+                tg.start_soon(_on_sighup, server)
         if len(server.repo) == 0:
             logger.warning("%s", server.no_skills_warning())
-        if watch:
-            tg.start_soon(_watch, server)
-        elif signals is not None:
-            tg.start_soon(_rescan_on_signal, signals, server)
-        elif hasattr(signal, "SIGHUP"):
-            tg.start_soon(_on_sighup, server)
         if transport == "stdio":
             await _serve_stdio(server, on_ready)
         else:
@@ -363,21 +371,46 @@ def _watched(server: SkillServer) -> list[str]:
     return dirs
 
 
-async def _watch(server: SkillServer) -> None:
+async def _watch(
+    server: SkillServer, *, task_status: anyio.abc.TaskStatus[None] = anyio.TASK_STATUS_IGNORED
+) -> None:
+    """Re-scan after each debounced burst of changes under the folder roots, until cancelled.
+
+    Started (``task_status``) once the watcher is installed and the roots have been re-scanned
+    once more, so an edit made at any moment after the first scan is seen.
+    """
     from watchfiles import awatch
 
     dirs = _watched(server)
     if not dirs:
         logger.warning("watch: no root folder exists, nothing to watch")
+        await anyio.to_thread.run_sync(server.report_limits)
+        task_status.started()
         return
     logger.info("watching %s", ", ".join(dirs))
-    server.shelf.trust_cache = True  # every change below clears the caches (refresh)
+    installed = False
     try:
-        async for _changes in awatch(*dirs, debounce=WATCH_DEBOUNCE_MS, step=50):
+        # With yield_on_timeout the first batch (empty after WATCH_IDLE_MS) comes from an
+        # installed watcher: changes from then on are seen, but not those made between the
+        # first scan and now, so that batch is always followed by a re-scan.
+        async for changes in awatch(
+            *dirs,
+            debounce=WATCH_DEBOUNCE_MS,
+            step=50,
+            rust_timeout=WATCH_IDLE_MS,
+            yield_on_timeout=True,
+        ):
+            if not installed:
+                server.shelf.trust_cache = True  # every change from now on clears the caches
+            elif not changes:
+                continue
             try:
                 await server.refresh()
             except Exception:  # a bad re-scan must not stop serving
                 logger.exception("re-scan failed")
+            if not installed:
+                installed = True
+                task_status.started()
     finally:
         server.shelf.trust_cache = False
 
