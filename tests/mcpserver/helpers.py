@@ -13,7 +13,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -73,6 +73,22 @@ class HttpServer:
     url: str
     stderr: list[str] = field(default_factory=list)
     reader: threading.Thread | None = None
+    # Notified by the reader at each stderr line, and when stderr ends (``ended``).
+    arrived: threading.Condition = field(default_factory=threading.Condition)
+    ended: threading.Event = field(default_factory=threading.Event)
+
+    def wait_for_line(self, pattern: str, timeout_s: float) -> str | None:
+        """The first stderr line matching ``pattern``, waiting up to ``timeout_s`` for it
+        (None if it did not come, or stderr ended first)."""
+        regex = re.compile(pattern)
+        deadline = time.monotonic() + timeout_s
+        with self.arrived:
+            while True:
+                found = next((line for line in self.stderr if regex.search(line)), None)
+                left = deadline - time.monotonic()
+                if found is not None or left <= 0 or self.ended.is_set():
+                    return found
+                self.arrived.wait(left)
 
     def stop(self) -> None:
         """Stop the process and release its stderr pipe."""
@@ -83,8 +99,16 @@ class HttpServer:
             self.process.stderr.close()
 
 
-def start_http_server(args: Sequence[str], *, env: dict[str, str] | None = None) -> HttpServer:
-    """Start an HTTP server on a free port and wait (bounded) until it announces its URL."""
+def start_http_server(
+    args: Sequence[str],
+    *,
+    env: dict[str, str] | None = None,
+    on_ready: Callable[[], None] | None = None,
+) -> HttpServer:
+    """Start an HTTP server on a free port and wait (bounded) until it announces its URL.
+
+    ``on_ready`` runs in the stderr reader thread the moment the "serving" line is read.
+    """
     process = subprocess.Popen(
         serve_command("--transport", "http", "--port", "0", *args),
         stdin=subprocess.DEVNULL,
@@ -94,23 +118,32 @@ def start_http_server(args: Sequence[str], *, env: dict[str, str] | None = None)
         env=env or server_env(),
     )
     lines: list[str] = []
+    arrived = threading.Condition()
+    ended = threading.Event()
     found = threading.Event()
     url: list[str] = []
 
     def read() -> None:
         assert process.stderr is not None
         for line in process.stderr:
-            lines.append(line)
             match = _READY.search(line)
             if match and not found.is_set():
+                if on_ready is not None:
+                    on_ready()
                 url.append(match.group(1))
                 found.set()
+            with arrived:
+                lines.append(line)
+                arrived.notify_all()
         found.set()  # the process ended
+        with arrived:
+            ended.set()
+            arrived.notify_all()
 
     reader = threading.Thread(target=read, daemon=True)
     reader.start()
     started = found.wait(SERVER_START_TIMEOUT_S) and bool(url)
-    server = HttpServer(process, url[0] if url else "", lines, reader)
+    server = HttpServer(process, url[0] if url else "", lines, reader, arrived, ended)
     if not started:
         server.stop()
         raise AssertionError("server did not start:\n" + "".join(lines))

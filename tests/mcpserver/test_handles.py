@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from skillshelf.mcpserver.handles import Handles, derive_secret, owner_of
+from skillshelf.mcpserver.handles import Handles, derive_secret, owner_of, passed_handle
 
 SECRET = b"k" * 32
 
@@ -51,3 +51,21 @@ def test_owners_are_digests_of_the_credential_and_secrets_derive_from_the_token(
 def test_a_short_secret_is_refused() -> None:
     with pytest.raises(ValueError, match="16 bytes"):
         Handles(b"short")
+
+
+@pytest.mark.parametrize(
+    "value", [None, "", "  ", "none", "None", "NONE", " null ", "Null", "nil", "undefined", "N/A"]
+)
+def test_a_placeholder_a_model_fills_in_passes_no_handle(value: str | None) -> None:
+    assert passed_handle(value) is None
+
+
+@pytest.mark.parametrize("value", ["nonesuch", "none.none", "null-handle", "c1.none", "hello"])
+def test_text_that_only_resembles_a_placeholder_is_a_handle_to_verify(value: str) -> None:
+    assert passed_handle(value) == value
+    assert Handles(SECRET).verify(value, "alice").key is None
+
+
+def test_a_real_handle_passes_through_unchanged() -> None:
+    handle = Handles(SECRET).mint("alice").handle
+    assert passed_handle(handle) == handle

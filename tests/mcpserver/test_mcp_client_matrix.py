@@ -11,7 +11,9 @@ its caller or its model. Clients:
   handle passed back);
 * the TypeScript SDK (``@modelcontextprotocol/sdk``, through ``ts_client.mjs``);
 * the MCP Inspector CLI (``--cli``, one process per call: state spans calls only through the
-  2026-07-28 handle over HTTP) and its ``skills/list --verify`` check;
+  2026-07-28 handle over HTTP), its ``skills/list --verify`` check, and every other method the
+  server offers (lists, reads, directory reads, prompts, ``skills/get``) in both eras, each
+  result checked against the Inspector's schema for that era;
 * pydantic-ai's ``MCPToolset`` with a ``FunctionModel`` that asserts what the model received;
 * openai-agents' ``MCPServerStdio`` / ``MCPServerStreamableHttp`` with
   ``use_structured_content`` on and off.
@@ -26,6 +28,7 @@ import json
 import os
 import re
 import subprocess
+import warnings
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
@@ -35,6 +38,7 @@ from typing import Any
 import anyio
 import pytest
 from mcp import Client
+from mcp.shared.exceptions import MCPDeprecationWarning
 
 from mcpserver import npm_packages
 from mcpserver.conversation import DOC, SKILL
@@ -155,6 +159,10 @@ def test_python_sdk_client_keeps_state_and_reads_full_text(
     async def run() -> list[Step]:
         with anyio.fail_after(CLIENT_TIMEOUT_S):
             async with Client(target, mode=mode) as client:
+                if mode == "legacy":  # the one method no other client here sends
+                    with warnings.catch_warnings():  # ping is gone from 2026-07-28 on
+                        warnings.simplefilter("ignore", MCPDeprecationWarning)
+                        await client.send_ping()
 
                 async def call(tool: str, arguments: dict[str, Any]) -> Step:
                     result = await client.call_tool(tool, arguments)
@@ -271,6 +279,70 @@ def test_inspector_cli_runs_the_sequence(
     assert_text([load, select, read])
     assert not load.is_error and not read.is_error
     assert select.is_error and "is not loaded. Call skill_load first" in select.text
+
+
+# Every method the server offers that the sequence above and ``--verify`` below do not call,
+# as the Inspector CLI calls it, and what its result must hold. The Inspector checks each
+# result against its own schema for the era (2026-07-28 results must carry ttlMs/cacheScope).
+_SKILL_DIR = f"skill://{SKILL}/"
+_DOC_URI = f"{_SKILL_DIR}{DOC}"
+
+
+def _listed(result: dict[str, Any], key: str, field: str = "name") -> list[str]:
+    return [item[field] for item in result[key]]
+
+
+INSPECTOR_CALLS: list[tuple[str, list[str], Callable[[dict[str, Any]], bool]]] = [
+    ("tools/list", [], lambda r: {"skill_load", "skill_unload"} <= set(_listed(r, "tools"))),
+    ("resources/list", [], lambda r: _DOC_URI in _listed(r, "resources", "uri")),
+    ("resources/read", ["--uri", _DOC_URI], lambda r: DOC_TEXT in r["contents"][0]["text"]),
+    (
+        "resources/directory/read",
+        ["--uri", _SKILL_DIR],
+        lambda r: _listed(r, "resources") == ["SKILL.md", "references"],
+    ),
+    (
+        "resources/directory/read",
+        ["--uri", f"{_SKILL_DIR}references"],
+        lambda r: _listed(r, "resources", "uri") == [_DOC_URI],
+    ),
+    ("prompts/list", [], lambda r: SKILL in _listed(r, "prompts")),
+    (
+        "prompts/get",
+        ["--prompt-name", SKILL],
+        lambda r: BODY in r["messages"][0]["content"]["text"],
+    ),
+    (
+        "skills/get",
+        ["--uri", f"{_SKILL_DIR}SKILL.md"],
+        lambda r: r["skill"]["frontmatter"]["name"] == SKILL,
+    ),
+]
+# Over stdio (a server process per call) only what differs by era: the directory read.
+_STDIO_CALLS = [c for c in INSPECTOR_CALLS if c[0] == "resources/directory/read"]
+_CACHEABLE = {"skills/get", "resources/directory/read"}  # extension results: ours to stamp
+_CACHE_KEYS = {"ttlMs", "cacheScope"}
+
+
+@pytest.mark.parametrize("era", ["legacy", "modern"], ids=["2025-11-25", "2026-07-28"])
+@pytest.mark.parametrize("transport", TRANSPORTS)
+def test_inspector_cli_accepts_every_other_method_in_both_eras(
+    node_modules: Path, server: HttpServer, tmp_path: Path, transport: str, era: str
+) -> None:
+    target = _launch(EXAMPLES) if transport == "stdio" else [server.url]
+    failed = []
+    for method, args, holds in INSPECTOR_CALLS if transport == "http" else _STDIO_CALLS:
+        done = _inspector(
+            node_modules, tmp_path, target, "--format", "json", "--protocol-era", era,
+            "--method", method, *args,
+        )  # fmt: skip
+        said = json.loads(done.stdout or "{}")
+        result = said.get("result")
+        if done.returncode != 0 or result is None or not holds(result):
+            failed.append(f"{method} {args}: {done.stdout[:600]}{done.stderr[-600:]}")
+        elif era == "modern" and method in _CACHEABLE and not set(result) >= _CACHE_KEYS:
+            failed.append(f"{method} {args}: no cache attributes: {done.stdout[:600]}")
+    assert not failed, "\n".join(failed)
 
 
 @pytest.mark.parametrize("transport", TRANSPORTS)

@@ -100,6 +100,32 @@ def test_a_forged_handle_is_refused_with_a_fresh_one(
     anyio.run(check)
 
 
+# What a model fills in when a strict schema (the OpenAI Agents SDK's) makes the optional
+# `conversation` argument a required string.
+PLACEHOLDERS = ["", "none", "None", "NULL", " null "]
+
+
+def test_a_placeholder_handle_starts_a_conversation_instead_of_being_refused(
+    http_server: HttpServer,
+) -> None:
+    async def check() -> None:
+        async with Client(http_server.url) as client:
+            for placeholder in PLACEHOLDERS:
+                # A call that keeps no state stays stateless: no error, no handle.
+                listed = await client.call_tool("skill_list", {"conversation": placeholder})
+                assert not listed.is_error, placeholder
+                assert "conversation" not in (listed.structured_content or {})
+                # A stateful call starts a conversation, as without the argument.
+                model = Model(client, conversation=placeholder)
+                text, is_error = await model.call("skill_load", {"skill": SKILL})
+                assert not is_error and "<skill_content" in text, (placeholder, text[:300])
+                assert model.handles_seen == [model.conversation]
+                text, is_error = await model.call("skill_select_docs", {"skill": SKILL, "docs": []})
+                assert not is_error and "not loaded" not in text, (placeholder, text)
+
+    anyio.run(check)
+
+
 def test_a_handle_names_the_same_state_for_the_same_bearer(skills_root: Path) -> None:
     from mcpserver.helpers import start_http_server
 

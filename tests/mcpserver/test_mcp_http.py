@@ -193,3 +193,28 @@ def test_sighup_rescans_the_roots(http_server: HttpServer, skills_root: Path) ->
             assert "late-arrival" in await names(client)
 
     anyio.run(check)
+
+
+WATCH_TIMEOUT_S = 20.0  # a debounced re-scan lands within a second; margin for busy machines
+
+
+def test_an_edit_the_moment_serving_is_announced_is_seen_under_watch(skills_root: Path) -> None:
+    skill_md = skills_root / "csv-insights" / "SKILL.md"
+    text = skill_md.read_text()
+
+    def edit() -> None:  # in the reader thread, as the "serving" line arrives
+        skill_md.write_text(text.replace("Profiles a CSV", "Profiles any CSV"))
+
+    server = start_http_server(["--root", str(skills_root), "--watch"], on_ready=edit)
+    try:
+        rescanned = server.wait_for_line(r"re-scanned: .*'csv-insights'", WATCH_TIMEOUT_S)
+        assert rescanned is not None, "".join(server.stderr)
+
+        async def check() -> None:
+            async with Client(server.url) as client:
+                got = await request(client, "skills/get", {"uri": "skill://csv-insights/SKILL.md"})
+            assert got["skill"]["frontmatter"]["description"].startswith("Profiles any CSV")
+
+        anyio.run(check)
+    finally:
+        server.stop()

@@ -123,10 +123,16 @@ class SkillsExtension(Extension):
             MethodBinding("resources/directory/read", ReadDirectoryParams, self.read_directory),
         )
 
-    def _cache(self) -> dict[str, Any]:
+    def _complete(self, fields: dict[str, Any]) -> dict[str, Any]:
+        """A result of any of the three methods: ``fields``, complete and cacheable.
+
+        Every result carries ``ttlMs`` and ``cacheScope``: from 2026-07-28 they are required
+        (clients such as the MCP Inspector reject a result without them), and a 2025-11-25
+        client ignores them.
+        """
         # A visibility hook makes answers depend on who asks: never share them.
         scope = "public" if self.shelf.visible is None else "private"
-        return {"ttlMs": TTL_MS, "cacheScope": scope}
+        return {"resultType": "complete", **fields, "ttlMs": TTL_MS, "cacheScope": scope}
 
     async def list_skills(
         self, ctx: ServerRequestContext[Any, Any], params: PaginatedRequestParams
@@ -152,10 +158,10 @@ class SkillsExtension(Extension):
                     continue
                 except OSError as exc:  # vanished since the scan: one skill, not the listing
                     logger.warning("skipping %s in skills/list: %s", skill.name, exc)
-            result: dict[str, Any] = {"resultType": "complete", "skills": entries}
+            result: dict[str, Any] = {"skills": entries}
             if last is not None and more:
                 result["nextCursor"] = encode_cursor("skills", last)
-            return result | self._cache()
+            return self._complete(result)
 
         return await guarded(page)
 
@@ -170,10 +176,7 @@ class SkillsExtension(Extension):
             if parsed.path != SKILL_MD:
                 raise UriError(f"No skill is served at {clip(params.uri)} (not a SKILL.md URI)")
             skill = self.shelf.skill(parsed.name, viewer)
-            return {
-                "resultType": "complete",
-                "skill": self.shelf.entry(skill, keep=True),
-            } | self._cache()
+            return self._complete({"skill": self.shelf.entry(skill, keep=True)})
 
         return await guarded(get)
 
@@ -192,12 +195,12 @@ class SkillsExtension(Extension):
             children = directory_children(skill, parsed.path)
             shown = children[offset : offset + DIRECTORY_PAGE]
             resources = [_child_resource(skill.name, c) for c in shown]
-            result: dict[str, Any] = {"resultType": "complete", "resources": resources}
+            result: dict[str, Any] = {"resources": resources}
             if offset + DIRECTORY_PAGE < len(children):
                 result["nextCursor"] = encode_cursor(
                     "directory:" + params.uri, offset + DIRECTORY_PAGE
                 )
-            return result
+            return self._complete(result)
 
         return await guarded(read)
 

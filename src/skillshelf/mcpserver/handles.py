@@ -24,11 +24,13 @@ from typing import Final, Literal
 
 __all__ = [
     "HANDLE_LIFETIME_S",
+    "NO_HANDLE",
     "HandleCheck",
     "HandleMint",
     "Handles",
     "derive_secret",
     "owner_of",
+    "passed_handle",
 ]
 
 HANDLE_LIFETIME_S: Final = 24 * 3600  # a working day's conversation; state TTL is separate
@@ -37,6 +39,10 @@ _VERSION: Final = "c1"
 _MAC_BYTES: Final = 16  # 128-bit tag: forging stays out of reach, the handle stays short
 _ID_BYTES: Final = 16
 _MAX_HANDLE: Final = 200  # a longer value is no handle of ours; not worth parsing
+# What models write for "no handle" when a strict schema (the OpenAI Agents SDK's) makes the
+# optional argument required. Every handle starts with "c1.", so none is mistaken for one.
+NO_HANDLE: Final = frozenset({"", "none", "null", "nil", "undefined", "n/a"})
+_LONGEST_PLACEHOLDER: Final = max(map(len, NO_HANDLE))
 
 
 def _b64(data: bytes) -> str:
@@ -53,6 +59,23 @@ def owner_of(authorization: str | None) -> str:
     if not authorization:
         return ANONYMOUS
     return "bearer:" + hashlib.sha256(authorization.encode("utf-8", "replace")).hexdigest()[:32]
+
+
+def passed_handle(value: object) -> str | None:
+    """The handle a tool call's ``conversation`` argument passes, or None when it passes none.
+
+    Absent (None) and the placeholders of :data:`NO_HANDLE` (``""``, ``"none"``, ``"null"``,
+    ``"nil"``, ``"undefined"``, ``"n/a"``; any case, blanks around them ignored) mean no
+    handle: the call starts or stays stateless as if the argument were left out. Any other
+    string is returned to be verified, so a forged or garbled handle is still refused. A value
+    of another type is no handle either; the tool's own argument check refuses it.
+    """
+    if not isinstance(value, str):
+        return None
+    blank = value.strip()
+    if len(blank) <= _LONGEST_PLACEHOLDER and blank.casefold() in NO_HANDLE:
+        return None
+    return value
 
 
 @dataclass(frozen=True, slots=True)

@@ -44,9 +44,9 @@ logger = logging.getLogger("skillshelf.mcp")
 
 # Editors save in bursts (write, rename, touch): one re-scan per burst, soon after it ends.
 WATCH_DEBOUNCE_MS: Final = 300
-# The watcher's thread wakes this often when nothing changes; it is stopped through its stop
-# event, never by a timeout, so there is no reason to wake it more.
-WATCH_THREAD_WAKE_MS: Final = 60_000
+# The watcher wakes this often when nothing changes: its first wake proves it is installed
+# (serving is announced only after it); each later one costs a thread hop.
+WATCH_IDLE_MS: Final = 200
 MCP_PATH: Final = "/mcp"
 # uvicorn waits this long for open requests and streams (an idle SSE stream never ends by
 # itself) once told to stop, then closes them: a stop is never held up by a client.
@@ -93,7 +93,9 @@ async def serve(
         host: Address to bind for HTTP.
         port: Port for HTTP; 0 picks a free one (``on_ready`` gets the URL).
         token: Bearer token every HTTP request must carry.
-        watch: Re-scan when files under the roots change; otherwise SIGHUP re-scans.
+        watch: Re-scan when files under the roots change; otherwise SIGHUP re-scans. With it,
+            ``on_ready`` comes once the watcher is installed and the roots are re-scanned,
+            so no edit made after the repository's first scan is missed.
         on_ready: Called with the URL (or ``"stdio"``) once requests can be served.
         allowed_hosts: Host names (besides the bound address) that HTTP requests may name in
             ``Host`` and ``Origin``, e.g. the name a reverse proxy forwards.
@@ -111,7 +113,7 @@ async def serve(
             "could read every skill. Give it a token, or bind to 127.0.0.1."
         )
     # The watcher's thread ends at its next step once this is set; cancelling alone would
-    # wait out watchfiles' own timeout (5 s) before the server could stop.
+    # wait for the thread's next wake before the server could stop.
     watch_stopped = anyio.Event()
     async with anyio.create_task_group() as tg:
 
@@ -121,15 +123,18 @@ async def serve(
 
         if signals is not None:
             tg.start_soon(_stop_on_signal, signals, stop)
-        await anyio.to_thread.run_sync(server.report_limits)
+        if watch:
+            # Watching, and re-scanned once (which reports the limits), before serving is
+            # announced: no edit made after the first scan is missed.
+            await tg.start(_watch, server, watch_stopped)
+        else:
+            await anyio.to_thread.run_sync(server.report_limits)
+            if signals is not None:
+                tg.start_soon(_rescan_on_signal, signals, server)
+            elif hasattr(signal, "SIGHUP"):
+                tg.start_soon(_on_sighup, server)
         if len(server.repo) == 0:
             logger.warning("%s", server.no_skills_warning())
-        if watch:
-            tg.start_soon(_watch, server, watch_stopped)
-        elif signals is not None:
-            tg.start_soon(_rescan_on_signal, signals, server)
-        elif hasattr(signal, "SIGHUP"):
-            tg.start_soon(_on_sighup, server)
         try:
             if transport == "stdio":
                 await _serve_stdio(server, on_ready)
@@ -376,29 +381,56 @@ def _watched(server: SkillServer) -> list[str]:
     return dirs
 
 
-async def _watch(server: SkillServer, stopped: anyio.Event) -> None:
+async def _watch(
+    server: SkillServer,
+    stopped: anyio.Event,
+    *,
+    task_status: anyio.abc.TaskStatus[None] = anyio.TASK_STATUS_IGNORED,
+) -> None:
+    """Re-scan after each debounced burst of changes under the folder roots, until ``stopped``.
+
+    Started (``task_status``) once the watcher is installed and the roots have been re-scanned
+    once more, so an edit made at any moment after the first scan is seen.
+    """
     from watchfiles import awatch
 
     dirs = _watched(server)
     if not dirs:
         logger.warning("watch: no root folder exists, nothing to watch")
+        await anyio.to_thread.run_sync(server.report_limits)
+        task_status.started()
         return
     logger.info("watching %s", ", ".join(dirs))
-    server.shelf.trust_cache = True  # every change below clears the caches (refresh)
+    installed = False
     try:
-        async for _changes in awatch(
+        # With yield_on_timeout the first batch (empty after WATCH_IDLE_MS) comes from an
+        # installed watcher: changes from then on are seen, but not those made between the
+        # first scan and now, so that batch is always followed by a re-scan.
+        async for changes in awatch(
             *dirs,
             debounce=WATCH_DEBOUNCE_MS,
             step=50,
+            rust_timeout=WATCH_IDLE_MS,
+            yield_on_timeout=True,
             stop_event=stopped,
-            rust_timeout=WATCH_THREAD_WAKE_MS,
         ):
+            if not installed:
+                server.shelf.trust_cache = True  # every change from now on clears the caches
+            elif not changes:
+                continue
             try:
                 await server.refresh()
             except Exception:  # a bad re-scan must not stop serving
                 logger.exception("re-scan failed")
+            if not installed:
+                installed = True
+                task_status.started()
     finally:
         server.shelf.trust_cache = False
+        if not installed:
+            # Stopped before it was installed (a stop signal while starting): the starter
+            # must not wait for it.
+            task_status.started()
 
 
 async def _stop_on_signal(signals: ServerSignals, stop: Callable[[], None]) -> None:

@@ -74,7 +74,7 @@ from skillshelf.mcpserver.files import (
     parse_uri,
     read_bytes,
 )
-from skillshelf.mcpserver.handles import HANDLE_LIFETIME_S, Handles, owner_of
+from skillshelf.mcpserver.handles import HANDLE_LIFETIME_S, Handles, owner_of, passed_handle
 from skillshelf.mcpserver.shelf import SKILLS_EXTENSION, Shelf, Viewer, Visibility
 from skillshelf.repository import Changes, Repository
 from skillshelf.skills.skill import Skill
@@ -468,8 +468,8 @@ class SkillServer:
         if sessionless:
             # No protocol session: state that spans calls lives under a conversation handle.
             owner = owner_of(viewer.headers.get("authorization"))
-            given = arguments.get("conversation")
-            if isinstance(given, str) and given.strip():
+            given = passed_handle(arguments.get("conversation"))
+            if given is not None:
                 check = self.handles.verify(given, owner)
                 if check.key is None:
                     return self._refused_handle(params.name, check.problem or "malformed", owner)

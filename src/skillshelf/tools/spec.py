@@ -83,8 +83,8 @@ _Conversation = Annotated[
     Field(
         description=(
             "The conversation handle an earlier result gave you (a line 'conversation: c1.…'). "
-            "Pass it back unchanged; omit it only on your first stateful call, whose result "
-            "gives you one."
+            "Pass it back unchanged; only on your first stateful call, whose result gives you "
+            'one, omit it or pass "".'
         )
     ),
 ]
