@@ -37,6 +37,7 @@ __all__ = [
     "SPEC_FIELDS",
     "Manifest",
     "build_manifest",
+    "is_name_shaped",
     "parse_allowed_tools",
 ]
 
@@ -363,8 +364,7 @@ def _check_name(data: Mapping[str, YamlValue], dir_name: str | None, out: _Colle
             "Skill name cannot contain consecutive hyphens",
             "name",
         )
-    letters = name.replace("-", "")
-    if letters and not letters.isalnum():
+    if name.strip("-") and not is_name_shaped(name):
         out.rule(
             "name.chars",
             f"Skill name '{name}' contains invalid characters. "
@@ -387,6 +387,13 @@ def _check_name(data: Mapping[str, YamlValue], dir_name: str | None, out: _Colle
             "name",
         )
     return name
+
+
+def is_name_shaped(text: str) -> bool:
+    """Whether ``text`` has only the characters of a conformant skill name: letters and digits
+    of any script and hyphens (case, hyphen placement and length are other rules)."""
+    letters = text.replace("-", "")
+    return bool(letters) and letters.isalnum()
 
 
 def _unsafe_name(name: str) -> bool:
