@@ -5,11 +5,12 @@ from __future__ import annotations
 import dataclasses
 import json
 from collections.abc import Callable, Iterator, Sequence
-from typing import Any
+from typing import Annotated, Any
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from pydantic import BaseModel, Field, StringConstraints
 
 from skillshelf.errors import UsageError
 from skillshelf.tools.spec import (
@@ -23,6 +24,7 @@ from skillshelf.tools.spec import (
     ToolDef,
     WorkspaceExecArgs,
     parse_arguments,
+    parse_model_arguments,
     to_anthropic,
     to_mcp,
     to_openai,
@@ -319,6 +321,28 @@ def test_empty_string_entries_in_lists_are_invalid(tool: str, field: str) -> Non
     problem = _problem(tool, {**VALID[tool], field: ["a.md", ""]})
     assert (problem.kind, problem.field) == ("invalid", field)
     assert f"Invalid argument '{field}[1]': must not be empty" in problem.message
+
+
+class _Lengths(BaseModel):
+    code: Annotated[str, StringConstraints(min_length=3)] = "abc"
+    tag: Annotated[str, StringConstraints(min_length=1)] = "a"
+    pair: Annotated[list[str], Field(min_length=2)] = ["a", "b"]
+    some: Annotated[list[str], Field(min_length=1)] = ["a"]
+
+
+@pytest.mark.parametrize(
+    ("arguments", "reason"),
+    [
+        ({"code": "ab"}, "'code': must be at least 3 characters (got \"ab\")"),
+        ({"tag": ""}, "'tag': must not be empty"),
+        ({"pair": ["a"]}, "'pair': must have at least 2 entries (got [\"a\"])"),
+        ({"some": []}, "'some': must not be empty"),
+    ],
+)
+def test_too_short_values_say_the_minimum_length(arguments: dict[str, Any], reason: str) -> None:
+    problem = parse_model_arguments("tagger", _Lengths, arguments)
+    assert isinstance(problem, ArgumentProblem) and problem.kind == "invalid"
+    assert f"Invalid argument {reason}" in problem.message
 
 
 def test_empty_mode_is_invalid_and_empty_optional_skill_means_none() -> None:

@@ -755,6 +755,8 @@ def _plain(error: ErrorDetails, properties: Mapping[str, Any]) -> str:
     prop = properties.get(str(loc[0])) if loc else None
     if kind in ("greater_than", "greater_than_equal", "less_than", "less_than_equal") and prop:
         reason = _range(prop)
+    elif kind in ("string_too_short", "too_short"):
+        reason = _too_short(ctx["min_length"], text=kind == "string_too_short")
     else:
         reason = _REASONS.get(kind) or error["msg"][0].lower() + error["msg"][1:]
         if kind == "literal_error":
@@ -762,12 +764,19 @@ def _plain(error: ErrorDetails, properties: Mapping[str, Any]) -> str:
     return f"Invalid argument '{where}': {reason} (got {_shown(got)})."
 
 
+def _too_short(minimum: int, *, text: bool) -> str:
+    if minimum <= 1:
+        return "must not be empty"
+    if text:
+        return f"must be at least {minimum} characters"
+    return f"must have at least {minimum} entries"
+
+
 _REASONS = {
     **dict.fromkeys(("int_type", "int_parsing", "int_from_float"), "must be a whole number"),
     **dict.fromkeys(("float_type", "float_parsing"), "must be a number"),
     **dict.fromkeys(("bool_type", "bool_parsing"), "must be true or false"),
     "string_type": "must be a string",
-    "string_too_short": "must not be empty",
     "list_type": "must be a list of strings",
 }
 
