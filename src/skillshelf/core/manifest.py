@@ -143,6 +143,18 @@ class Manifest:
     triggers: tuple[str, ...] = ()
     extra: dict[str, YamlValue] = field(default_factory=dict)
 
+    @property
+    def author(self) -> str | None:
+        """Who wrote the skill: ``metadata.author``, else a top-level ``author`` string (an
+        unknown key, kept in :attr:`extra`); shown as the other phrases are (control and
+        format characters as escapes, cut to ``MAX_PHRASE_CHARS``). None when neither is
+        given."""
+        raw = self.metadata.get("author") or self.extra.get("author")
+        if not isinstance(raw, str) or not raw.strip():
+            return None
+        # Derived, not stored: the index cache keeps the manifest's fields as they are.
+        return _cut_phrase(_escaped(raw.strip(), lines=False))
+
 
 def parse_allowed_tools(value: str) -> tuple[str, ...]:
     """Split an ``allowed-tools`` string on spaces and commas outside parentheses.
@@ -261,13 +273,7 @@ def _shown(value: str, key: str, out: _Collector, *, lines: bool) -> str:
     """
     if value.isprintable():
         return value  # the C check every ordinary value passes
-    kept = "\n\t" if lines else ""
-    shown = "".join(
-        _escape_char(c)
-        if c not in kept and not c.isprintable() and unicodedata.category(c) in _HIDDEN_CATEGORIES
-        else c
-        for c in value
-    )
+    shown = _escaped(value, lines=lines)
     if shown != value:
         out.add(
             "field.unsafe_chars",
@@ -277,6 +283,24 @@ def _shown(value: str, key: str, out: _Collector, *, lines: bool) -> str:
             key,
         )
     return shown
+
+
+def _escaped(value: str, *, lines: bool) -> str:
+    """``value`` with control and format characters as escapes (line breaks and tabs kept
+    when ``lines``)."""
+    if value.isprintable():
+        return value
+    kept = "\n\t" if lines else ""
+    return "".join(
+        _escape_char(c)
+        if c not in kept and not c.isprintable() and unicodedata.category(c) in _HIDDEN_CATEGORIES
+        else c
+        for c in value
+    )
+
+
+def _cut_phrase(value: str) -> str:
+    return value if len(value) <= MAX_PHRASE_CHARS else value[: MAX_PHRASE_CHARS - 1] + "…"
 
 
 def _shown_optional(value: str | None, key: str, out: _Collector, *, lines: bool) -> str | None:
@@ -293,7 +317,7 @@ def _shown_phrase(value: str | None, key: str, out: _Collector) -> str | None:
         f"Field {key!r} is {len(shown):,} characters; cut to {MAX_PHRASE_CHARS}",
         key,
     )
-    return shown[: MAX_PHRASE_CHARS - 1] + "…"
+    return _cut_phrase(shown)
 
 
 def _shown_phrases(values: tuple[str, ...], key: str, out: _Collector) -> tuple[str, ...]:
