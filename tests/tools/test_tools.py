@@ -434,6 +434,30 @@ def test_the_third_identical_failure_is_fatal_with_the_standard_message(
     assert tools.call("skill_read_file", args).status == "fatal"
 
 
+def test_a_respelt_failing_call_counts_as_the_same_call(tools: SkillTools) -> None:
+    spellings: list[dict[str, Any] | str] = [
+        {"skill": "alpha", "path": "nope.md"},
+        '{"path":"nope.md",  "skill":"alpha"}',
+        {"Skill": "ALPHA", "file_path": "`nope.md`"},
+    ]
+    statuses = [tools.call("skill_read_file", s).status for s in spellings]
+    assert statuses == ["recoverable", "recoverable", "fatal"]
+    assert tools.call("Skill-Read-File", '{"skillName": "alpha", "path": " nope.md"}').status == (
+        "fatal"
+    )
+
+
+def test_a_respelt_invalid_call_counts_as_the_same_call(tools: SkillTools) -> None:
+    # Invalid arguments are counted as validation reads them too; unknown keys case-folded.
+    spellings: list[dict[str, Any] | str] = [
+        {"query": "pdf", "limit": "many", "Verbose": True},
+        '{"limit": "many", "q": "pdf", "verbose": true}',
+        {"Query": "pdf", "LIMIT": "many", "VERBOSE": True},
+    ]
+    statuses = [tools.call("skill_search", s).status for s in spellings]
+    assert statuses == ["recoverable", "recoverable", "fatal"]
+
+
 def test_a_different_failing_call_has_its_own_counter(tools: SkillTools) -> None:
     for _ in range(2):
         assert tools.call("skill_read_file", {"skill": "alpha", "path": "a.md"}).is_error

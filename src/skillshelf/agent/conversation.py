@@ -40,14 +40,14 @@ from skillshelf.agent.results import (
 from skillshelf.agent.tool_style import canonical_call, styled_definitions
 from skillshelf.agent.trace import Trace, digest, span
 from skillshelf.core.search import closest_names
-from skillshelf.core.session import SessionState, call_signature, grade_failure
+from skillshelf.core.session import SessionState, grade_failure
 from skillshelf.core.slash import SlashCommand, SlashCommandError, expand, parse_commands
 from skillshelf.errors import SkillshelfError, UsageError, clip
 from skillshelf.models import ModelRequest, ModelResponse, TextSink, TransientModelError, Usage
 from skillshelf.skills.content import render_load
 from skillshelf.skills.skill import Skill
 from skillshelf.tools.skill_tools import SkillTools
-from skillshelf.tools.spec import ArgumentProblem, normalise_tool_name
+from skillshelf.tools.spec import ArgumentProblem, failure_signature, normalise_tool_name
 from skillshelf.tools.user_tools import (
     Activation,
     Tool,
@@ -448,7 +448,7 @@ class Conversation:
         # Checked before the reply enters the history, so the history stays valid to resend.
         for call in response.tool_calls:
             call = canonical_call(call, self.agent.tool_style)
-            if call_signature(call.name, call.arguments) in run.fatal:
+            if self._signature(call, self._tool_name(call.name, run), run) in run.fatal:
                 raise RepeatedToolFailureError(
                     f"The model repeated the call {call.name}({clip(call.arguments)}) after it "
                     "was answered as fatal; stopping. The tool kept failing for this request."
@@ -482,9 +482,9 @@ class Conversation:
     ) -> ToolRecord:
         started = time.perf_counter()
         call = canonical_call(call, self.agent.tool_style)  # records speak the contract
-        signature = call_signature(call.name, call.arguments)
-        retry_count = state.failures.get(signature, 0)
         name = self._tool_name(call.name, run)
+        signature = self._signature(call, name, run)
+        retry_count = state.failures.get(signature, 0)
         with span("skillshelf.tool", {"agent": self.agent.name, "tool": name}) as extra:
             if name in self.model_tools.tool_names:  # SkillTools grades and counts its own
                 outcome = await self._skill_call(call, name, history, state)
@@ -519,6 +519,15 @@ class Conversation:
             error_kind=outcome.kind if outcome.status != "ok" else None,
             repairs=outcome.repairs,
         )
+
+    def _signature(self, call: Any, name: str, run: _Run) -> str:
+        """The key failures of ``call`` (run as ``name``) are counted under: the call as the
+        tool that reads it validates it, so a respelt call is the same call."""
+        if name in self.model_tools.tool_names:
+            return self.model_tools.signature(name, call.arguments)
+        if name in run.offered:
+            return run.offered[name].signature(call.arguments)
+        return failure_signature(call.name, call.arguments)
 
     def _tool_name(self, sent: str, run: _Run) -> str:
         """The tool a slipped name means (``Skill-Load`` → ``skill_load``), by the one
@@ -592,7 +601,7 @@ class Conversation:
                 f"The skill {skill.name!r} runs in a sub-agent, which failed: "
                 f"{clip(str(exc))}. Tell the user, or try another way."
             )
-            count = self._record_failure(call_signature(call.name, call.arguments))
+            count = self._record_failure(self.model_tools.signature(call.name, call.arguments))
             status, message = grade_failure("skill_load", count, message)
             return _Outcome(status, message, arguments, "tool_error")
         return _Outcome("ok", fork_result(skill, result_text(output)), arguments)

@@ -36,7 +36,6 @@ from skillshelf.core.session import (
     LoadMode,
     SessionIndex,
     SessionState,
-    call_signature,
     failures_from_doc,
     grade_failure,
     record_failure,
@@ -57,7 +56,12 @@ from skillshelf.skills.content import list_docs, render_load
 from skillshelf.skills.skill import Skill
 from skillshelf.skills.walk_cache import WalkCache
 from skillshelf.stores import Doc, Entries, SessionStore, StoreError, open_store
-from skillshelf.tools.spec import ALL_TOOLS, SKILL_TOOLS, UNKNOWN_SKILL_ADVICE
+from skillshelf.tools.spec import (
+    ALL_TOOLS,
+    SKILL_TOOLS,
+    UNKNOWN_SKILL_ADVICE,
+    failure_signature,
+)
 
 if TYPE_CHECKING:
     from skillshelf.exec.runner import Executor
@@ -458,9 +462,17 @@ class SkillTools:
         self._change([key], change)
         return loaded[0]
 
+    def signature(self, tool: str, arguments: Mapping[str, Any] | str | None) -> str:
+        """The key :meth:`record_failure` counts a call of a skill tool under: the call as
+        validation reads it, so a respelt call is the same call
+        (:func:`~skillshelf.tools.spec.failure_signature`)."""
+        names = _Names(self, by_user=_BY_USER.get())
+        return failure_signature(tool, arguments, skill_names=names)
+
     def record_failure(self, signature: str) -> int:
-        """Count one more failure of the call ``signature`` (:func:`call_signature`) in this
-        session; returns its count. The one counter of the skill tools and the agent's."""
+        """Count one more failure of the call ``signature`` (:meth:`signature`, or
+        :func:`~skillshelf.tools.spec.failure_signature` for other tools) in this session;
+        returns its count. The one counter of the skill tools and the agent's."""
         counted = [1]
 
         def count(_index: SessionIndex, entries: Entries) -> dict[str, Doc | None]:
@@ -555,12 +567,12 @@ class SkillTools:
     def _grade(
         self,
         tool: str,
-        arguments: object,
+        arguments: Mapping[str, Any] | str | None,
         message: str,
         kind: ErrorKind,
         notes: tuple[str, ...] = (),
     ) -> ToolResult:
-        count = self.record_failure(call_signature(tool, arguments))
+        count = self.record_failure(self.signature(tool, arguments))
         status, text = grade_failure(tool, count, message)
         return ToolResult(tool, status, text, kind=kind, notes=notes)
 
