@@ -81,6 +81,8 @@ class _Outcome:
     kind: str | None = None
     notes: tuple[str, ...] = ()
     repairs: tuple[str, ...] = ()
+    exit_code: int | None = None
+    timed_out: bool = False
 
 
 @dataclass(slots=True)
@@ -518,6 +520,8 @@ class Conversation:
             retry_count,
             error_kind=outcome.kind if outcome.status != "ok" else None,
             repairs=outcome.repairs,
+            exit_code=outcome.exit_code,
+            timed_out=outcome.timed_out,
         )
 
     def _signature(self, call: Any, name: str, run: _Run) -> str:
@@ -581,7 +585,15 @@ class Conversation:
         )
         if result.status == "ok" and name == "skill_load" and result.data:
             self._on_loaded(str(result.data["skill"]))
-        return _Outcome(result.status, result.content, arguments, result.kind, result.notes)
+        return _Outcome(
+            result.status,
+            result.content,
+            arguments,
+            result.kind,
+            result.notes,
+            exit_code=result.exit_code,
+            timed_out=result.timed_out,
+        )
 
     async def _fork(self, skill: Skill, args: Any, arguments: Any, call: Any) -> _Outcome:
         """Run a ``context: fork`` skill in a sub-agent (see :mod:`skillshelf.agent.fork`)."""
@@ -649,13 +661,12 @@ class Conversation:
             call_id=record.call_id,
             tool=record.tool,
             arguments=record.arguments,
-            status=record.status,
             duration_ms=record.duration_ms,
             retry_count=record.retry_count,
             source=record.source,
-            error_kind=record.error_kind,
             message=None if record.status == "ok" else clip(record.content, TRACE_MESSAGE_CHARS),
             repairs=list(record.repairs),
+            **record.trace_fields(),
         )
         if run.on_tool is not None:
             run.on_tool(record)
@@ -665,7 +676,8 @@ class Conversation:
         by_status: dict[str, int] = {}
         by_kind: dict[str, int] = {}
         for record in run.records:
-            by_status[record.status] = by_status.get(record.status, 0) + 1
+            status = record.trace_status  # as each tool record says it
+            by_status[status] = by_status.get(status, 0) + 1
             if record.error_kind is not None:
                 by_kind[record.error_kind] = by_kind.get(record.error_kind, 0) + 1
         self._record(

@@ -357,7 +357,7 @@ class SkillsMiddleware(AgentMiddleware[SkillsState, Any, Any]):
                 call["name"], call["args"], call_id=call["id"], history_call_ids=history
             )
             extra["status"] = result.status
-        self._record_tool(tools.session_id, call, result.status, started)
+        self._record_tool(tools.session_id, call, result, started)
         return _message(call, result)
 
     def _refusal(self, request: ToolCallRequest) -> ToolMessage | None:
@@ -368,7 +368,7 @@ class SkillsMiddleware(AgentMiddleware[SkillsState, Any, Any]):
         result = ToolResult(
             call["name"], "recoverable", _NOT_OFFERED.format(name=clip(call["name"]))
         )
-        self._record_tool(tools.session_id, call, result.status, time.perf_counter())
+        self._record_tool(tools.session_id, call, result, time.perf_counter())
         return _message(call, result)
 
     async def _user_call(self, request: ToolCallRequest) -> ToolMessage:
@@ -383,13 +383,13 @@ class SkillsMiddleware(AgentMiddleware[SkillsState, Any, Any]):
             run = await run_tool(tool, validated.values, None, timeout_s=timeout)
             result = ToolResult(tool.name, run.status, run.text)
         session = await anyio.to_thread.run_sync(self._session, request.state)
-        self._record_tool(session, call, result.status, started)
+        self._record_tool(session, call, result, started)
         return _message(call, result)
 
     # -- trace -----------------------------------------------------------------------------
 
     def _record_tool(
-        self, session: str, call: Mapping[str, Any], status: str, started: float
+        self, session: str, call: Mapping[str, Any], result: ToolResult, started: float
     ) -> None:
         self._record(
             "tool",
@@ -397,8 +397,8 @@ class SkillsMiddleware(AgentMiddleware[SkillsState, Any, Any]):
             call_id=call.get("id"),
             tool=call.get("name"),
             arguments=call.get("args"),
-            status=status,
             duration_ms=_ms(started),
+            **result.trace_fields(),
         )
 
     def _record(self, kind: str, session: str, **fields: Any) -> None:

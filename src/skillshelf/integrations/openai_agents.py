@@ -256,8 +256,8 @@ class SkillKit:
             call_id=context.tool_call_id,
             tool=tool,
             arguments=_decoded(arguments),
-            status=result.status,
             duration_ms=round((time.perf_counter() - started) * 1000, 3),
+            **result.trace_fields(),
         )
         return result.content
 

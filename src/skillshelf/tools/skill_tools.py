@@ -40,6 +40,7 @@ from skillshelf.core.session import (
     grade_failure,
     record_failure,
     skill_entry,
+    trace_outcome,
 )
 from skillshelf.core.slash import expand
 from skillshelf.errors import (
@@ -67,7 +68,13 @@ if TYPE_CHECKING:
     from skillshelf.exec.runner import Executor
     from skillshelf.exec.workspace import ExecPolicy, ExecResult, WorkspaceManager
 
-__all__ = ["DeclaredLoadError", "ErrorKind", "SkillTools", "ToolResult", "ToolStatus"]
+__all__ = [
+    "DeclaredLoadError",
+    "ErrorKind",
+    "SkillTools",
+    "ToolResult",
+    "ToolStatus",
+]
 
 logger = logging.getLogger("skillshelf.tools")
 
@@ -150,6 +157,25 @@ class ToolResult:
     def is_error(self) -> bool:
         """True unless the call succeeded."""
         return self.status != "ok"
+
+    @property
+    def exit_code(self) -> int | None:
+        """The exit code of the command ``workspace_exec`` ran (None for any other call, and
+        for a command that did not run)."""
+        if self.tool != "workspace_exec" or self.status != "ok" or self.data is None:
+            return None
+        code = self.data.get("exit_code")
+        return code if isinstance(code, int) else None
+
+    @property
+    def timed_out(self) -> bool:
+        """The command ``workspace_exec`` ran was killed at its time limit."""
+        return self.exit_code is not None and bool(self.data and self.data.get("timed_out"))
+
+    def trace_fields(self) -> dict[str, Any]:
+        """What the trace record of this call says of its outcome
+        (:func:`~skillshelf.core.session.trace_outcome`)."""
+        return trace_outcome(self.status, self.kind, self.exit_code, timed_out=self.timed_out)
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON shape of ``skillshelf call --json``."""
