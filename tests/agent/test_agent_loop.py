@@ -243,6 +243,17 @@ def test_unknown_command_suggests_names(repo: Repository) -> None:
         Agent(ScriptedModel(["ok"]), repo).run_sync("/alpah do it")
 
 
+def test_slash_command_with_a_chinese_name_loads_the_skill(tmp_path: Path) -> None:
+    root = tmp_path / "skills"
+    make_skill(root, "目录浏览", "浏览目录。用于查看文件。", body="目录 BODY $ARGUMENTS\n")
+    model = ScriptedModel(["ok"])
+    result = Agent(model, Repository([root], cache_dir=False)).run_sync("/目录浏览 src")
+    assert [(r.tool, r.source, r.status) for r in result.tool_calls] == [
+        ("skill_load", "slash", "ok")
+    ]
+    assert "目录 BODY src" in json.dumps(model.requests[0].messages, ensure_ascii=False)
+
+
 def test_a_path_is_not_a_command(repo: Repository) -> None:
     model = ScriptedModel(["ok"])
     assert Agent(model, repo).run_sync("/etc/hosts is broken").output == "ok"

@@ -8,12 +8,11 @@ from pathlib import Path
 
 import pytest
 
-from skillshelf.agent.loop import Agent
+from skillshelf.agent.loop import Agent, RepeatedToolFailureError
 from skillshelf.core.session import (
     FAILURES_ENTRY,
     FATAL_REPEAT_MESSAGE,
     MAX_IDENTICAL_FAILURES,
-    call_signature,
 )
 from skillshelf.errors import ToolRetry
 from skillshelf.repository import Repository
@@ -56,6 +55,48 @@ def test_the_third_identical_failure_is_fatal_for_every_kind_of_tool(
     assert "skill tool" not in last.content or tool.startswith("skill_")
 
 
+def _at(x: int) -> str:
+    raise ToolRetry(f"nothing at {x}")
+
+
+# Three spellings of one call for each kind of tool: keys in another case, order or alias,
+# values as text or wrapped, other whitespace.
+RESPELT = [
+    ("at", ['{"x": 1}', '{"X":"1"}', '{ "x" : " 1 " }'], [Tool.from_function(_at, name="at")]),
+    (
+        "skill_read_file",
+        [
+            '{"skill": "alpha", "path": "missing.md"}',
+            '{"path":"missing.md","skill":"alpha"}',
+            '{"skillName": "Alpha", "file_path": "`missing.md`"}',
+        ],
+        [],
+    ),
+    ("no_such_tool", ['{"A": 1}', '{"a": 1}', '{ "a":1 }'], []),
+]
+
+
+@pytest.mark.parametrize(("tool", "spellings", "tools"), RESPELT)
+def test_a_respelt_call_counts_as_the_same_call_for_every_kind_of_tool(
+    repo: Repository, tool: str, spellings: list[str], tools: list[Tool]
+) -> None:
+    model = ScriptedModel([*(reply(tools=[(tool, a)]) for a in spellings), "done"])
+    result = Agent(model, repo, tools=tools).run_sync("go")
+    assert [r.status for r in result.tool_calls] == ["recoverable", "recoverable", "fatal"]
+    assert [r.retry_count for r in result.tool_calls] == [0, 1, 2]
+
+
+@pytest.mark.parametrize(("tool", "spellings", "tools"), RESPELT)
+def test_repeating_a_fatal_call_respelt_stops_the_run(
+    repo: Repository, tool: str, spellings: list[str], tools: list[Tool]
+) -> None:
+    calls = [*spellings, spellings[1]]  # the fatal answer came to spellings[2]
+    model = ScriptedModel([*(reply(tools=[(tool, a)]) for a in calls), "done"])
+    with pytest.raises(RepeatedToolFailureError):
+        Agent(model, repo, tools=tools).run_sync("go")
+    assert len(model.requests) == len(calls)
+
+
 def test_the_count_lives_in_the_session_state(repo: Repository) -> None:
     store = open_store(None)
     flaky = Tool.from_function(_flaky, name="flaky")
@@ -70,4 +111,4 @@ def test_the_count_lives_in_the_session_state(repo: Repository) -> None:
     second = agent.run_sync("two", session_id="s")  # a new conversation, the same session
     assert second.tool_calls[0].retry_count == 1
     (counts,) = store.get_entries("s", "main", [FAILURES_ENTRY]).values()
-    assert counts[call_signature("flaky", '{"path": "x"}')] == 2
+    assert counts[flaky.signature('{"path": "x"}')] == 2

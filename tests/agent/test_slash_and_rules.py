@@ -41,6 +41,41 @@ def test_unknown_command_is_an_error_with_suggestions() -> None:
         parse_commands("/alpah x", NAMES)
 
 
+SCRIPTS = {"目录浏览", "ファイル一覧", "résumé-outil", "my_skill"}
+
+
+@pytest.mark.parametrize(
+    ("message", "expected"),
+    [
+        ("/目录浏览", [SlashCommand("目录浏览", "")]),
+        ("/目录浏览 src 目录", [SlashCommand("目录浏览", "src 目录")]),
+        (
+            "/ファイル一覧 /目录浏览 x",
+            [SlashCommand("ファイル一覧", ""), SlashCommand("目录浏览", "x")],
+        ),
+        ("/résumé-outil cv.pdf", [SlashCommand("résumé-outil", "cv.pdf")]),
+        # Typed decomposed (e + combining acute), as some keyboards send it: NFKC finds the name.
+        ("/re\u0301sume\u0301-outil", [SlashCommand("résumé-outil", "")]),
+        # A full-width solidus and space, as a CJK input method in full-width mode types them.
+        ("／目录浏览\u3000参数", [SlashCommand("目录浏览", "参数")]),
+        # A lenient-mode name outside the spec's characters is still the skill's name.
+        ("/my_skill go", [SlashCommand("my_skill", "go")]),
+        ("/usr/bin/env python", []),
+        ("/目录/子目录 是什么", []),
+        ("https://example.com/目录浏览", []),
+        ("/* comment */", []),
+        ("目录浏览 /目录浏览", []),
+    ],
+)
+def test_commands_in_any_script_are_parsed(message: str, expected: list[SlashCommand]) -> None:
+    assert parse_commands(message, SCRIPTS) == expected
+
+
+def test_unknown_command_in_another_script_is_an_error_with_suggestions() -> None:
+    with pytest.raises(SlashCommandError, match="Did you mean: /目录浏览"):
+        parse_commands("/目录浏 src", SCRIPTS)
+
+
 @pytest.mark.parametrize(
     ("body", "arguments", "expected"),
     [

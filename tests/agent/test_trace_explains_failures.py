@@ -12,9 +12,11 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
+from finished_executor import FinishedExecutor
 from skillshelf.agent.loop import Agent, RepeatedToolFailureError
 from skillshelf.agent.trace import Trace
 from skillshelf.cli import main
+from skillshelf.exec.workspace import WorkspaceManager
 from skillshelf.reports.tracereport import read_trace, summarize_trace
 from skillshelf.repository import Repository
 from skillshelf.testing import ScriptedModel, make_skill, reply
@@ -158,3 +160,36 @@ def test_trace_summary_cli_prints_the_rates(trace_file: Path) -> None:
     data = json.loads(as_json.output)
     assert data["failure_rates"]["timeout"] == 0.1 and data["loads"] == {"gitty": 1}
     assert set(data["failures"]) == set(KINDS)
+
+
+@pytest.mark.parametrize(
+    ("exit_code", "timed_out", "status"),
+    [(0, False, "ok"), (3, False, "nonzero_exit"), (-9, True, "timed_out")],
+)
+def test_a_command_record_says_how_it_ended_while_the_model_gets_an_ordinary_result(
+    repo: Repository, tmp_path: Path, exit_code: int, timed_out: bool, status: str
+) -> None:
+    path = tmp_path / "trace.jsonl"
+    model = ScriptedModel([reply(tools=[("workspace_exec", {"command": "make"})]), "done"])
+    trace = Trace(path)
+    try:
+        result = Agent(
+            model,
+            repo,
+            workspace=WorkspaceManager(tmp_path / "ws"),
+            executor=FinishedExecutor(exit_code, timed_out),
+            trace=trace,
+        ).run_sync("build it")
+    finally:
+        trace.close()
+    (call,) = result.tool_calls
+    assert (call.status, call.exit_code, call.timed_out) == ("ok", exit_code, timed_out)
+    (tool,) = [r for r in records(path) if r["type"] == "tool"]
+    assert (tool["status"], tool["exit_code"], tool["timed_out"]) == (status, exit_code, timed_out)
+    assert tool["error_kind"] is None and tool["message"] is None
+    (run,) = [r for r in records(path) if r["type"] == "run"]
+    assert run["tool_calls"] == {status: 1}
+    (message,) = [m for m in model.requests[-1].messages if m["role"] == "tool"]
+    assert "is_error" not in message  # a command's failure is a result for the model
+    summary = summarize_trace(read_trace(path)[0])
+    assert summary.calls == {status: 1} and not summary.kinds

@@ -171,6 +171,25 @@ def test_unknown_keys_are_kept_verbatim_in_extra() -> None:
 
 
 @pytest.mark.parametrize(
+    ("yaml_text", "author"),
+    [
+        ("metadata:\n  author: Ada Lovelace", "Ada Lovelace"),
+        ("author: Grace Hopper", "Grace Hopper"),
+        ("author: Grace\nmetadata:\n  author: Ada", "Ada"),  # the spec's place first
+        ("author: [a, b]", None),  # not a string: no author
+        ("metadata:\n  author: '  '", None),
+        ('author: "Eve \\u202e\\u200b"', "Eve \\u202e\\u200b"),  # bidi, zero-width as escapes
+        (f"author: {'x' * 300}", "x" * 199 + "…"),
+    ],
+)
+def test_author_comes_from_metadata_or_a_top_level_key_escaped_and_cut(
+    yaml_text: str, author: str | None
+) -> None:
+    manifest, _ = _build(f"name: my-skill\ndescription: d\n{yaml_text}")
+    assert manifest is not None and manifest.author == author
+
+
+@pytest.mark.parametrize(
     ("raw", "expected"),
     [
         ("Bash(git:*) Read", ("Bash(git:*)", "Read")),

@@ -23,6 +23,7 @@ from langchain_core.utils.function_calling import convert_to_openai_tool
 from langgraph.checkpoint.memory import InMemorySaver
 from pydantic import Field
 
+from finished_executor import FinishedExecutor
 from redis_servers import free_port, redis_server_binary, running_redis
 from skillshelf.agent.trace import Trace
 from skillshelf.errors import MissingExtraError
@@ -306,6 +307,24 @@ def test_the_trace_records_turns_model_steps_and_tool_calls(
         records[1]["tool_calls"] == ["skill_load"] and "skill_load" in records[1]["tools_offered"]
     )
     assert records[2]["status"] == "ok" and records[2]["session"] == "t1"
+
+
+def test_the_trace_of_a_command_says_how_it_ended(repo: Repository, tmp_path: Path) -> None:
+    path = tmp_path / "trace.jsonl"
+    trace = Trace(path)
+    middleware = SkillsMiddleware(
+        repo,
+        workspace=WorkspaceManager(tmp_path / "ws"),
+        executor=FinishedExecutor(1),
+        trace=trace,
+    )
+    model = run(
+        middleware, [call("workspace_exec", {"command": "make"}, "c1"), AIMessage(content="no")]
+    )
+    trace.close()
+    assert tool_results(model.requests[-1])["c1"].status == "success"
+    (tool,) = [r for r in map(json.loads, path.read_text().splitlines()) if r["type"] == "tool"]
+    assert (tool["status"], tool["exit_code"], tool["timed_out"]) == ("nonzero_exit", 1, False)
 
 
 @pytest.fixture(params=["sqlite", "redis"])

@@ -31,6 +31,7 @@ from openai.types.responses import (
     ResponseOutputText,
 )
 
+from finished_executor import FinishedExecutor
 from skillshelf.agent.trace import Trace
 from skillshelf.errors import MissingExtraError, UsageError
 from skillshelf.integrations.openai_agents import SkillKit, conversation_of, skill_tools
@@ -374,6 +375,14 @@ def test_the_trace_records_turns_model_steps_and_tool_calls(repo: Repository) ->
     assert tool["tool"] == "skill_load" and tool["status"] == "ok" and tool["session"] == "a"
     assert tool["arguments"] == {"skill": "csv-insights"}
     assert records[1]["tool_calls"] == ["skill_load"]
+
+
+def test_the_trace_of_a_command_says_how_it_ended(repo: Repository, workspace: Any) -> None:
+    stream = io.StringIO()
+    kit = skill_tools(repo, workspace=workspace, executor=FinishedExecutor(2), trace=Trace(stream))
+    run(kit, ScriptedModel([("workspace_exec", {"command": "make"}), "ok"]), "build", "a")
+    (tool,) = [r for r in map(json.loads, stream.getvalue().splitlines()) if r["type"] == "tool"]
+    assert (tool["status"], tool["exit_code"], tool["timed_out"]) == ("nonzero_exit", 2, False)
 
 
 def test_a_context_naming_no_conversation_is_a_clear_error(repo: Repository) -> None:

@@ -27,6 +27,7 @@ from pydantic_ai.messages import (
 )
 from pydantic_ai.models.function import AgentInfo, FunctionModel
 
+from finished_executor import FinishedExecutor
 from redis_servers import free_port, redis_server_binary, running_redis
 from skillshelf.agent.trace import Trace
 from skillshelf.core.session import LoadMode
@@ -388,6 +389,22 @@ def test_the_trace_has_a_line_per_run_and_per_tool_call(repo: Repository) -> Non
     tool = records[1]
     assert tool["session"] == "conv-1" and tool["tool"] == "skill_load"
     assert tool["status"] == "ok" and tool["source"] == "pydantic-ai"
+
+
+def test_the_trace_of_a_command_says_how_it_ended(repo: Repository, tmp_path: Path) -> None:
+    stream = io.StringIO()
+    skills = SkillsToolset(
+        repo,
+        workspace=WorkspaceManager(tmp_path / "ws"),
+        executor=FinishedExecutor(-9, timed_out=True),
+        trace=Trace(stream),
+    )
+    script = Script([call("workspace_exec", {"command": "make"}), say("ok")])
+    run(Agent(FunctionModel(script), toolsets=[skills]), "build", "conv-1")
+    (result,) = script.tool_results(1)
+    assert result.outcome == "success"  # the model reads the timeout as a result
+    (tool,) = [r for r in map(json.loads, stream.getvalue().splitlines()) if r["type"] == "tool"]
+    assert (tool["status"], tool["exit_code"], tool["timed_out"]) == ("timed_out", -9, True)
 
 
 def test_the_example_runs_against_an_openai_compatible_server(

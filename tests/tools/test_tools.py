@@ -14,7 +14,9 @@ from typing import Any
 
 import pytest
 
+from finished_executor import FinishedExecutor
 from skillshelf.core.session import FATAL_REPEAT_MESSAGE, SessionState
+from skillshelf.exec.workspace import WorkspaceManager
 from skillshelf.repository import Repository
 from skillshelf.skills.skill import Skill
 from skillshelf.stores.memory import MemoryStore
@@ -432,6 +434,58 @@ def test_the_third_identical_failure_is_fatal_with_the_standard_message(
     )
     assert "Stop retrying it" in third.content
     assert tools.call("skill_read_file", args).status == "fatal"
+
+
+@pytest.mark.parametrize(
+    ("exit_code", "timed_out", "status"),
+    [(0, False, "ok"), (3, False, "nonzero_exit"), (-9, True, "timed_out")],
+)
+def test_a_command_that_ran_is_ok_for_the_model_and_its_trace_says_how_it_ended(
+    repo: Repository, tmp_path: Path, exit_code: int, timed_out: bool, status: str
+) -> None:
+    tools = SkillTools(
+        repo,
+        workspace=WorkspaceManager(tmp_path / "ws"),
+        executor=FinishedExecutor(exit_code, timed_out),
+    )
+    result = tools.call("workspace_exec", {"command": "make"})
+    assert (result.status, result.exit_code, result.timed_out) == ("ok", exit_code, timed_out)
+    assert result.trace_fields() == {
+        "status": status,
+        "error_kind": None,
+        "exit_code": exit_code,
+        "timed_out": timed_out,
+    }
+
+
+def test_a_call_that_ran_no_command_traces_its_graded_status(tools: SkillTools) -> None:
+    result = tools.call("skill_read_file", {"skill": "alpha", "path": "nope.md"})
+    assert result.exit_code is None
+    assert result.trace_fields() == {"status": "recoverable", "error_kind": "tool_error"}
+
+
+def test_a_respelt_failing_call_counts_as_the_same_call(tools: SkillTools) -> None:
+    spellings: list[dict[str, Any] | str] = [
+        {"skill": "alpha", "path": "nope.md"},
+        '{"path":"nope.md",  "skill":"alpha"}',
+        {"Skill": "ALPHA", "file_path": "`nope.md`"},
+    ]
+    statuses = [tools.call("skill_read_file", s).status for s in spellings]
+    assert statuses == ["recoverable", "recoverable", "fatal"]
+    assert tools.call("Skill-Read-File", '{"skillName": "alpha", "path": " nope.md"}').status == (
+        "fatal"
+    )
+
+
+def test_a_respelt_invalid_call_counts_as_the_same_call(tools: SkillTools) -> None:
+    # Invalid arguments are counted as validation reads them too; unknown keys case-folded.
+    spellings: list[dict[str, Any] | str] = [
+        {"query": "pdf", "limit": "many", "Verbose": True},
+        '{"limit": "many", "q": "pdf", "verbose": true}',
+        {"Query": "pdf", "LIMIT": "many", "VERBOSE": True},
+    ]
+    statuses = [tools.call("skill_search", s).status for s in spellings]
+    assert statuses == ["recoverable", "recoverable", "fatal"]
 
 
 def test_a_different_failing_call_has_its_own_counter(tools: SkillTools) -> None:

@@ -5,11 +5,12 @@ from __future__ import annotations
 import dataclasses
 import json
 from collections.abc import Callable, Iterator, Sequence
-from typing import Any
+from typing import Annotated, Any
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from pydantic import BaseModel, Field, StringConstraints
 
 from skillshelf.errors import UsageError
 from skillshelf.tools.spec import (
@@ -22,7 +23,9 @@ from skillshelf.tools.spec import (
     SkillSelectDocsArgs,
     ToolDef,
     WorkspaceExecArgs,
+    failure_signature,
     parse_arguments,
+    parse_model_arguments,
     to_anthropic,
     to_mcp,
     to_openai,
@@ -319,6 +322,28 @@ def test_empty_string_entries_in_lists_are_invalid(tool: str, field: str) -> Non
     problem = _problem(tool, {**VALID[tool], field: ["a.md", ""]})
     assert (problem.kind, problem.field) == ("invalid", field)
     assert f"Invalid argument '{field}[1]': must not be empty" in problem.message
+
+
+class _Lengths(BaseModel):
+    code: Annotated[str, StringConstraints(min_length=3)] = "abc"
+    tag: Annotated[str, StringConstraints(min_length=1)] = "a"
+    pair: Annotated[list[str], Field(min_length=2)] = ["a", "b"]
+    some: Annotated[list[str], Field(min_length=1)] = ["a"]
+
+
+@pytest.mark.parametrize(
+    ("arguments", "reason"),
+    [
+        ({"code": "ab"}, "'code': must be at least 3 characters (got \"ab\")"),
+        ({"tag": ""}, "'tag': must not be empty"),
+        ({"pair": ["a"]}, "'pair': must have at least 2 entries (got [\"a\"])"),
+        ({"some": []}, "'some': must not be empty"),
+    ],
+)
+def test_too_short_values_say_the_minimum_length(arguments: dict[str, Any], reason: str) -> None:
+    problem = parse_model_arguments("tagger", _Lengths, arguments)
+    assert isinstance(problem, ArgumentProblem) and problem.kind == "invalid"
+    assert f"Invalid argument {reason}" in problem.message
 
 
 def test_empty_mode_is_invalid_and_empty_optional_skill_means_none() -> None:
@@ -676,3 +701,59 @@ def test_any_json_arguments_give_a_result_never_an_exception(
 @given(st.text(max_size=40))
 def test_any_argument_text_gives_a_result_never_an_exception(raw: str) -> None:
     assert isinstance(parse_arguments("skill_load", raw), ParsedArgs | ArgumentProblem)
+
+
+@pytest.mark.parametrize(
+    ("tool", "same", "other"),
+    [
+        (
+            "skill_read_file",
+            [
+                {"skill": "pdf", "path": "a.md"},
+                '{ "path" : "a.md", "skill" : "pdf" }',
+                {"Skill": "PDF", "file": "**a.md**"},
+                '"{\\"skill\\": \\"pdf\\", \\"path\\": \\"a.md\\"}"',  # JSON-encoded twice
+            ],
+            {"skill": "pdf", "path": "b.md"},
+        ),
+        (
+            "workspace_exec",
+            [
+                {"command": "ls", "timeout_s": 60},
+                {"cmd": "ls", "TIMEOUT": "60"},
+                '{"command":"ls","timeout":60.0}',
+            ],
+            {"command": "ls"},  # without timeout_s the skill's own limit applies: another call
+        ),
+        ("mystery", [{"A": 1}, '{"a":1}'], {"a": 2}),
+    ],
+)
+def test_failure_signature_reads_a_respelt_call_as_the_same_call(
+    tool: str, same: list[dict[str, Any] | str], other: dict[str, Any]
+) -> None:
+    keys = {failure_signature(tool, raw, skill_names=NAMES) for raw in same}
+    assert len(keys) == 1
+    assert failure_signature(tool, other, skill_names=NAMES) not in keys
+
+
+def test_failure_signature_of_a_caller_tool_reads_its_model() -> None:
+    class Args(BaseModel):
+        city: str
+        days: int = 1
+
+    same: list[dict[str, Any] | str] = [
+        {"city": "Oslo", "days": 1},
+        '{"City": "Oslo", "days": "1"}',
+        {"city": "Oslo", "Days": 1.0},
+    ]
+    assert len({failure_signature("weather", raw, model=Args) for raw in same}) == 1
+    assert failure_signature("weather", {"city": "Bergen"}, model=Args) != failure_signature(
+        "weather", same[0], model=Args
+    )
+
+
+def test_failure_signature_of_malformed_json_is_the_text() -> None:
+    assert failure_signature("skill_load", '{"skill": ') == failure_signature(
+        "skill_load", '{"skill": '
+    )
+    assert failure_signature("skill_load", '{"skill": ') != failure_signature("skill_load", "{")

@@ -40,14 +40,14 @@ from skillshelf.agent.results import (
 from skillshelf.agent.tool_style import canonical_call, styled_definitions
 from skillshelf.agent.trace import Trace, digest, span
 from skillshelf.core.search import closest_names
-from skillshelf.core.session import SessionState, call_signature, grade_failure
+from skillshelf.core.session import SessionState, grade_failure
 from skillshelf.core.slash import SlashCommand, SlashCommandError, expand, parse_commands
 from skillshelf.errors import SkillshelfError, UsageError, clip
 from skillshelf.models import ModelRequest, ModelResponse, TextSink, TransientModelError, Usage
 from skillshelf.skills.content import render_load
 from skillshelf.skills.skill import Skill
 from skillshelf.tools.skill_tools import SkillTools
-from skillshelf.tools.spec import ArgumentProblem, normalise_tool_name
+from skillshelf.tools.spec import ArgumentProblem, failure_signature, normalise_tool_name
 from skillshelf.tools.user_tools import (
     Activation,
     Tool,
@@ -81,6 +81,8 @@ class _Outcome:
     kind: str | None = None
     notes: tuple[str, ...] = ()
     repairs: tuple[str, ...] = ()
+    exit_code: int | None = None
+    timed_out: bool = False
 
 
 @dataclass(slots=True)
@@ -448,7 +450,7 @@ class Conversation:
         # Checked before the reply enters the history, so the history stays valid to resend.
         for call in response.tool_calls:
             call = canonical_call(call, self.agent.tool_style)
-            if call_signature(call.name, call.arguments) in run.fatal:
+            if self._signature(call, self._tool_name(call.name, run), run) in run.fatal:
                 raise RepeatedToolFailureError(
                     f"The model repeated the call {call.name}({clip(call.arguments)}) after it "
                     "was answered as fatal; stopping. The tool kept failing for this request."
@@ -482,9 +484,9 @@ class Conversation:
     ) -> ToolRecord:
         started = time.perf_counter()
         call = canonical_call(call, self.agent.tool_style)  # records speak the contract
-        signature = call_signature(call.name, call.arguments)
-        retry_count = state.failures.get(signature, 0)
         name = self._tool_name(call.name, run)
+        signature = self._signature(call, name, run)
+        retry_count = state.failures.get(signature, 0)
         with span("skillshelf.tool", {"agent": self.agent.name, "tool": name}) as extra:
             if name in self.model_tools.tool_names:  # SkillTools grades and counts its own
                 outcome = await self._skill_call(call, name, history, state)
@@ -518,7 +520,18 @@ class Conversation:
             retry_count,
             error_kind=outcome.kind if outcome.status != "ok" else None,
             repairs=outcome.repairs,
+            exit_code=outcome.exit_code,
+            timed_out=outcome.timed_out,
         )
+
+    def _signature(self, call: Any, name: str, run: _Run) -> str:
+        """The key failures of ``call`` (run as ``name``) are counted under: the call as the
+        tool that reads it validates it, so a respelt call is the same call."""
+        if name in self.model_tools.tool_names:
+            return self.model_tools.signature(name, call.arguments)
+        if name in run.offered:
+            return run.offered[name].signature(call.arguments)
+        return failure_signature(call.name, call.arguments)
 
     def _tool_name(self, sent: str, run: _Run) -> str:
         """The tool a slipped name means (``Skill-Load`` → ``skill_load``), by the one
@@ -572,7 +585,15 @@ class Conversation:
         )
         if result.status == "ok" and name == "skill_load" and result.data:
             self._on_loaded(str(result.data["skill"]))
-        return _Outcome(result.status, result.content, arguments, result.kind, result.notes)
+        return _Outcome(
+            result.status,
+            result.content,
+            arguments,
+            result.kind,
+            result.notes,
+            exit_code=result.exit_code,
+            timed_out=result.timed_out,
+        )
 
     async def _fork(self, skill: Skill, args: Any, arguments: Any, call: Any) -> _Outcome:
         """Run a ``context: fork`` skill in a sub-agent (see :mod:`skillshelf.agent.fork`)."""
@@ -592,7 +613,7 @@ class Conversation:
                 f"The skill {skill.name!r} runs in a sub-agent, which failed: "
                 f"{clip(str(exc))}. Tell the user, or try another way."
             )
-            count = self._record_failure(call_signature(call.name, call.arguments))
+            count = self._record_failure(self.model_tools.signature(call.name, call.arguments))
             status, message = grade_failure("skill_load", count, message)
             return _Outcome(status, message, arguments, "tool_error")
         return _Outcome("ok", fork_result(skill, result_text(output)), arguments)
@@ -640,13 +661,12 @@ class Conversation:
             call_id=record.call_id,
             tool=record.tool,
             arguments=record.arguments,
-            status=record.status,
             duration_ms=record.duration_ms,
             retry_count=record.retry_count,
             source=record.source,
-            error_kind=record.error_kind,
             message=None if record.status == "ok" else clip(record.content, TRACE_MESSAGE_CHARS),
             repairs=list(record.repairs),
+            **record.trace_fields(),
         )
         if run.on_tool is not None:
             run.on_tool(record)
@@ -656,7 +676,8 @@ class Conversation:
         by_status: dict[str, int] = {}
         by_kind: dict[str, int] = {}
         for record in run.records:
-            by_status[record.status] = by_status.get(record.status, 0) + 1
+            status = record.trace_status  # as each tool record says it
+            by_status[status] = by_status.get(status, 0) + 1
             if record.error_kind is not None:
                 by_kind[record.error_kind] = by_kind.get(record.error_kind, 0) + 1
         self._record(

@@ -10,7 +10,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final
 
-from skillshelf.core.session import MAX_IDENTICAL_FAILURES
+from skillshelf.core.session import MAX_IDENTICAL_FAILURES, trace_outcome
 from skillshelf.errors import SkillshelfError
 
 if TYPE_CHECKING:
@@ -83,9 +83,11 @@ class ToolRecord:
     """One executed tool call, as the trace and :class:`RunResult` show it.
 
     ``tool`` is the name the call was run as (a slipped name such as ``Skill-Load`` is read as
-    ``skill_load``); ``error_kind`` says why a failed call failed (see
-    :data:`~skillshelf.tools.skill_tools.ErrorKind`); ``repairs`` are the slips in the call
-    that were forgiven.
+    ``skill_load``); ``status`` is the graded status the model got; ``error_kind`` says why a
+    failed call failed (see :data:`~skillshelf.tools.skill_tools.ErrorKind`); ``repairs`` are
+    the slips in the call that were forgiven. A command ``workspace_exec`` ran has its
+    ``exit_code`` and ``timed_out`` (None and False for every other call); its graded status
+    is ``ok`` however it ended, and :attr:`trace_status` says how it did.
     """
 
     call_id: str
@@ -98,6 +100,19 @@ class ToolRecord:
     source: str = "model"
     error_kind: str | None = None
     repairs: tuple[str, ...] = ()
+    exit_code: int | None = None
+    timed_out: bool = False
+
+    def trace_fields(self) -> dict[str, Any]:
+        """The outcome fields of this call's trace record
+        (:func:`~skillshelf.core.session.trace_outcome`)."""
+        return trace_outcome(self.status, self.error_kind, self.exit_code, timed_out=self.timed_out)
+
+    @property
+    def trace_status(self) -> str:
+        """The status the trace records: :attr:`status`, or how a command ended
+        (``nonzero_exit``, ``timed_out``)."""
+        return str(self.trace_fields()["status"])
 
 
 @dataclass(frozen=True, slots=True)

@@ -37,6 +37,7 @@ __all__ = [
     "SPEC_FIELDS",
     "Manifest",
     "build_manifest",
+    "is_name_shaped",
     "parse_allowed_tools",
 ]
 
@@ -141,6 +142,18 @@ class Manifest:
     tags: tuple[str, ...] = ()
     triggers: tuple[str, ...] = ()
     extra: dict[str, YamlValue] = field(default_factory=dict)
+
+    @property
+    def author(self) -> str | None:
+        """Who wrote the skill: ``metadata.author``, else a top-level ``author`` string (an
+        unknown key, kept in :attr:`extra`); shown as the other phrases are (control and
+        format characters as escapes, cut to ``MAX_PHRASE_CHARS``). None when neither is
+        given."""
+        raw = self.metadata.get("author") or self.extra.get("author")
+        if not isinstance(raw, str) or not raw.strip():
+            return None
+        # Derived, not stored: the index cache keeps the manifest's fields as they are.
+        return _cut_phrase(_escaped(raw.strip(), lines=False))
 
 
 def parse_allowed_tools(value: str) -> tuple[str, ...]:
@@ -260,13 +273,7 @@ def _shown(value: str, key: str, out: _Collector, *, lines: bool) -> str:
     """
     if value.isprintable():
         return value  # the C check every ordinary value passes
-    kept = "\n\t" if lines else ""
-    shown = "".join(
-        _escape_char(c)
-        if c not in kept and not c.isprintable() and unicodedata.category(c) in _HIDDEN_CATEGORIES
-        else c
-        for c in value
-    )
+    shown = _escaped(value, lines=lines)
     if shown != value:
         out.add(
             "field.unsafe_chars",
@@ -276,6 +283,24 @@ def _shown(value: str, key: str, out: _Collector, *, lines: bool) -> str:
             key,
         )
     return shown
+
+
+def _escaped(value: str, *, lines: bool) -> str:
+    """``value`` with control and format characters as escapes (line breaks and tabs kept
+    when ``lines``)."""
+    if value.isprintable():
+        return value
+    kept = "\n\t" if lines else ""
+    return "".join(
+        _escape_char(c)
+        if c not in kept and not c.isprintable() and unicodedata.category(c) in _HIDDEN_CATEGORIES
+        else c
+        for c in value
+    )
+
+
+def _cut_phrase(value: str) -> str:
+    return value if len(value) <= MAX_PHRASE_CHARS else value[: MAX_PHRASE_CHARS - 1] + "…"
 
 
 def _shown_optional(value: str | None, key: str, out: _Collector, *, lines: bool) -> str | None:
@@ -292,7 +317,7 @@ def _shown_phrase(value: str | None, key: str, out: _Collector) -> str | None:
         f"Field {key!r} is {len(shown):,} characters; cut to {MAX_PHRASE_CHARS}",
         key,
     )
-    return shown[: MAX_PHRASE_CHARS - 1] + "…"
+    return _cut_phrase(shown)
 
 
 def _shown_phrases(values: tuple[str, ...], key: str, out: _Collector) -> tuple[str, ...]:
@@ -363,8 +388,7 @@ def _check_name(data: Mapping[str, YamlValue], dir_name: str | None, out: _Colle
             "Skill name cannot contain consecutive hyphens",
             "name",
         )
-    letters = name.replace("-", "")
-    if letters and not letters.isalnum():
+    if name.strip("-") and not is_name_shaped(name):
         out.rule(
             "name.chars",
             f"Skill name '{name}' contains invalid characters. "
@@ -387,6 +411,13 @@ def _check_name(data: Mapping[str, YamlValue], dir_name: str | None, out: _Colle
             "name",
         )
     return name
+
+
+def is_name_shaped(text: str) -> bool:
+    """Whether ``text`` has only the characters of a conformant skill name: letters and digits
+    of any script and hyphens (case, hyphen placement and length are other rules)."""
+    letters = text.replace("-", "")
+    return bool(letters) and letters.isalnum()
 
 
 def _unsafe_name(name: str) -> bool:

@@ -85,7 +85,8 @@ class SkillSnapshot:
             in the order the body mentions them.
         docs: The selected documents, in the order selected.
         details: What the frontmatter says about the skill beyond its name, as (label,
-            value) pairs: version, license, compatibility, tags (only those it gives).
+            value) pairs: version, author, license, compatibility, tags, triggers (only
+            those it gives).
     """
 
     name: str

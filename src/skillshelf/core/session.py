@@ -40,11 +40,13 @@ __all__ = [
     "SessionIndex",
     "SessionState",
     "Slot",
+    "TraceStatus",
     "call_signature",
     "failures_from_doc",
     "grade_failure",
     "record_failure",
     "skill_entry",
+    "trace_outcome",
 ]
 
 LoadMode = Literal["once", "turn", "session"]
@@ -415,8 +417,9 @@ class SessionState:
 
 
 def call_signature(tool: str, arguments: object) -> str:
-    """What makes two calls "the same call" for counting failures: the tool and its arguments
-    (a JSON string or a mapping, compared canonically)."""
+    """The counter key of a tool and its arguments (a JSON string or a mapping, compared
+    canonically). Callers pass the arguments as validation read them
+    (:func:`skillshelf.tools.spec.failure_signature`), so a respelt call is the same call."""
     try:
         if isinstance(arguments, str):
             arguments = json.loads(arguments or "{}")
@@ -424,6 +427,33 @@ def call_signature(tool: str, arguments: object) -> str:
     except (ValueError, TypeError):
         canonical = repr(arguments)
     return hashlib.sha256(f"{tool}\0{canonical}".encode()).hexdigest()[:16]
+
+
+# What a trace says of a call: its graded status, except that a command workspace_exec ran
+# says how it ended (the model reads a non-zero exit or a timeout as a result, not an error).
+TraceStatus = Literal["ok", "recoverable", "fatal", "nonzero_exit", "timed_out"]
+
+
+def trace_outcome(
+    status: str, kind: str | None, exit_code: int | None, *, timed_out: bool
+) -> dict[str, Any]:
+    """The outcome fields of a ``tool`` trace record, the same in every face that traces:
+    ``status``, ``error_kind``, and for a command ``exit_code`` and ``timed_out``.
+
+    The recorded status is the graded one, except for a command that ran and did not exit 0:
+    ``nonzero_exit`` or ``timed_out`` (the model got its output as an ordinary result, so the
+    graded status is ``ok``).
+
+    Args:
+        status: The graded status.
+        kind: Why a graded failure failed (None when it did not).
+        exit_code: The exit code of the command the call ran; None when it ran none.
+        timed_out: The command was killed at its time limit.
+    """
+    if exit_code is None:
+        return {"status": status, "error_kind": kind}
+    ended: TraceStatus = "timed_out" if timed_out else "nonzero_exit" if exit_code else "ok"
+    return {"status": ended, "error_kind": kind, "exit_code": exit_code, "timed_out": timed_out}
 
 
 def grade_failure(

@@ -2,26 +2,31 @@
 
 Pure functions. A message that starts with ``/name`` names one or more stacked commands: each
 ``/name`` token (at the start, or after whitespace) that is a known skill starts a command, and
-the text up to the next one is its arguments. The body then has ``$ARGUMENTS`` (all of them),
-``$ARGUMENTS[N]`` and ``$N`` (the N-th, from 0, split like a shell would) and ``${SKILL_DIR}``
-substituted; when it uses no argument placeholder the arguments are appended, as Claude Code does.
+the text up to the next one is its arguments. A name is any skill's name, whatever its script
+(``/目录浏览``, ``/résumé``), matched after NFKC normalisation as names are, so a decomposed
+accent or a full-width ``／`` typed by an input method still finds the skill. The body then
+has ``$ARGUMENTS`` (all of them), ``$ARGUMENTS[N]`` and ``$N`` (the N-th, from 0, split like a
+shell would) and ``${SKILL_DIR}`` substituted; when it uses no argument placeholder the
+arguments are appended, as Claude Code does.
 """
 
 from __future__ import annotations
 
 import re
 import shlex
+import unicodedata
 from collections.abc import Collection
 from dataclasses import dataclass
 from typing import Final
 
+from skillshelf.core.manifest import MAX_NAME_LENGTH, is_name_shaped
 from skillshelf.core.search import closest_names
 from skillshelf.errors import SkillshelfError, unknown_skill_message
 
 __all__ = ["SlashCommand", "SlashCommandError", "expand", "parse_commands"]
 
-_TOKEN: Final = re.compile(r"(?:^|(?<=\s))/([^\s/]+)(?=\s|$)")
-_NAME_SHAPED: Final = re.compile(r"[a-z0-9][a-z0-9-]*", re.IGNORECASE)
+# "／" (U+FF0F) is what a CJK input method in full-width mode types for "/"; NFKC reads it as "/".
+_TOKEN: Final = re.compile(r"(?:^|(?<=\s))[/／]([^\s/／]+)(?=\s|$)")
 _PLACEHOLDER: Final = re.compile(
     r"\$ARGUMENTS\[(\d+)\]|\$ARGUMENTS\b|\$(\d+)\b|\$\{(?:CLAUDE_)?SKILL_DIR\}"
 )
@@ -47,17 +52,28 @@ def parse_commands(message: str, names: Collection[str]) -> list[SlashCommand]:
     """
     text = message.lstrip()
     first = _TOKEN.match(text)
-    if first is None or not _NAME_SHAPED.fullmatch(first.group(1)):
+    if first is None:
         return []
-    if first.group(1) not in names:
-        close = closest_names(first.group(1), list(names))
-        raise SlashCommandError(unknown_skill_message(first.group(1), close, prefix="/"))
-    starts = [m for m in _TOKEN.finditer(text) if m.group(1) in names]
+    word = _word(first)
+    if word not in names:
+        # Only a word that could be a name is a mistyped command; "/*", "/-v" or "/?" is the
+        # user's text (a path such as "/usr/bin" is no token at all).
+        if not (word[:1].isalnum() and is_name_shaped(word)):
+            return []
+        # No name is longer; difflib over a pasted paragraph would cost seconds.
+        close = closest_names(word, list(names)) if len(word) <= MAX_NAME_LENGTH else []
+        raise SlashCommandError(unknown_skill_message(word, close, prefix="/"))
+    starts = [(m, w) for m in _TOKEN.finditer(text) if (w := _word(m)) in names]
     commands = []
-    for index, match in enumerate(starts):
-        end = starts[index + 1].start() if index + 1 < len(starts) else len(text)
-        commands.append(SlashCommand(match.group(1), text[match.end() : end].strip()))
+    for index, (match, word) in enumerate(starts):
+        end = starts[index + 1][0].start() if index + 1 < len(starts) else len(text)
+        commands.append(SlashCommand(word, text[match.end() : end].strip()))
     return commands
+
+
+def _word(match: re.Match[str]) -> str:
+    """The name a ``/word`` token means: NFKC-normalised, as the manifest normalises names."""
+    return unicodedata.normalize("NFKC", match.group(1))
 
 
 def expand(body: str, arguments: str, *, skill_dir: str) -> str:

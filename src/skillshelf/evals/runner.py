@@ -64,7 +64,8 @@ class ToolUse:
         tool: The tool's name.
         arguments: The validated arguments (defaults filled in), or the parsed raw ones when
             they were invalid (``{}`` when they were not even a JSON object).
-        status: ``ok``, ``recoverable`` or ``fatal``.
+        status: ``ok``, ``recoverable`` or ``fatal``; for a command ``workspace_exec`` ran
+            that did not exit 0, ``nonzero_exit`` or ``timed_out`` (as the trace says).
     """
 
     step: int

@@ -59,7 +59,7 @@ from skillshelf.agent.materialize import Placement, materialize
 from skillshelf.agent.results import DEFAULT_TOOL_TIMEOUT_S
 from skillshelf.agent.trace import Trace, digest, span
 from skillshelf.core.catalog import CatalogFormat
-from skillshelf.core.session import DEFAULT_MAX_LOADED, LoadMode, call_signature, grade_failure
+from skillshelf.core.session import DEFAULT_MAX_LOADED, LoadMode, grade_failure
 from skillshelf.repository import Repository
 from skillshelf.skills.skill import Skill
 from skillshelf.stores import SessionStore, open_store
@@ -354,16 +354,17 @@ class SkillsMiddleware(AgentMiddleware[SkillsState, Any, Any]):
         else:
             # The same reading of the arguments a skillshelf tool gets; the caller's tools are
             # LangChain's, so only the problem is told, counted like any failing call.
-            parsed = self._gated.get(name, _shim(name)).validate(sent)
+            shim = self._gated.get(name, _shim(name))
+            parsed = shim.validate(sent)
             problem = (
                 parsed.message
                 if isinstance(parsed, ArgumentProblem)
                 else f"The call could not be read: {clip(str(invalid.get('error') or ''))}."
             )
-            count = tools.record_failure(call_signature(name, sent))
+            count = tools.record_failure(shim.signature(sent))
             status, content = grade_failure(clip(name) or "?", count, problem)
             result = ToolResult(name, status, content)
-        self._record_tool(tools.session_id, call, result.status, started)
+        self._record_tool(tools.session_id, call, result, started)
         return _message(call, result)
 
     # -- tool calls ------------------------------------------------------------------------
@@ -414,7 +415,7 @@ class SkillsMiddleware(AgentMiddleware[SkillsState, Any, Any]):
                 call["name"], call["args"], call_id=call["id"], history_call_ids=history
             )
             extra["status"] = result.status
-        self._record_tool(tools.session_id, call, result.status, started)
+        self._record_tool(tools.session_id, call, result, started)
         return _message(call, result)
 
     def _refusal(self, request: ToolCallRequest) -> ToolMessage | None:
@@ -423,7 +424,7 @@ class SkillsMiddleware(AgentMiddleware[SkillsState, Any, Any]):
         if _name(call) in {_name(t) for t in self._offered(self.tools, tools)}:
             return None
         result = ToolResult(call["name"], "recoverable", inactive_tool_message(call["name"]))
-        self._record_tool(tools.session_id, call, result.status, time.perf_counter())
+        self._record_tool(tools.session_id, call, result, time.perf_counter())
         return _message(call, result)
 
     async def _user_call(self, request: ToolCallRequest) -> ToolMessage:
@@ -438,13 +439,13 @@ class SkillsMiddleware(AgentMiddleware[SkillsState, Any, Any]):
             run = await run_tool(tool, validated.values, None, timeout_s=timeout)
             result = ToolResult(tool.name, run.status, run.text)
         session = await anyio.to_thread.run_sync(self._session, request.state)
-        self._record_tool(session, call, result.status, started)
+        self._record_tool(session, call, result, started)
         return _message(call, result)
 
     # -- trace -----------------------------------------------------------------------------
 
     def _record_tool(
-        self, session: str, call: Mapping[str, Any], status: str, started: float
+        self, session: str, call: Mapping[str, Any], result: ToolResult, started: float
     ) -> None:
         self._record(
             "tool",
@@ -452,8 +453,8 @@ class SkillsMiddleware(AgentMiddleware[SkillsState, Any, Any]):
             call_id=call.get("id"),
             tool=call.get("name"),
             arguments=call.get("args"),
-            status=status,
             duration_ms=_ms(started),
+            **result.trace_fields(),
         )
 
     def _record(self, kind: str, session: str, **fields: Any) -> None:

@@ -34,12 +34,13 @@ import anyio
 from skillshelf.agent.config import DEFAULT_CATALOG_BUDGET, skills_prompt
 from skillshelf.agent.trace import Trace, span
 from skillshelf.core.catalog import CatalogEntry, CatalogFormat
-from skillshelf.core.session import DEFAULT_MAX_LOADED, LoadMode, call_signature, grade_failure
+from skillshelf.core.session import DEFAULT_MAX_LOADED, LoadMode, grade_failure
 from skillshelf.errors import MissingExtraError, UsageError
 from skillshelf.repository import Repository
 from skillshelf.skills.skill import Skill
 from skillshelf.stores import SessionStore, open_store
 from skillshelf.tools.skill_tools import SkillTools, ToolResult
+from skillshelf.tools.spec import failure_signature
 from skillshelf.tools.user_tools import Activation, Tool, activated_tools, inactive_tool_message
 
 if TYPE_CHECKING:
@@ -256,8 +257,8 @@ class SkillKit:
             call_id=context.tool_call_id,
             tool=tool,
             arguments=_decoded(arguments),
-            status=result.status,
             duration_ms=round((time.perf_counter() - started) * 1000, 3),
+            **result.trace_fields(),
         )
         return result.content
 
@@ -315,7 +316,7 @@ class SkillKit:
             for s in tools.visible_skills()
             if s.model_invocable and activated_tools(activation, s.name, s.manifest.allowed_tools)
         ]
-        count = tools.record_failure(call_signature(name, arguments))
+        count = tools.record_failure(failure_signature(name, arguments))
         return grade_failure(name, count, inactive_tool_message(name, skills))
 
     def _allowed_tools(self, name: str) -> tuple[str, ...]:

@@ -254,9 +254,9 @@ class SkillsToolset(AbstractToolset[Any]):
             call_id=ctx.tool_call_id,
             tool=name,
             arguments=arguments,
-            status=result.status,
             duration_ms=round((time.perf_counter() - started) * 1000, 3),
             retry_count=ctx.retry,
+            **result.trace_fields(),
         )
         if result.is_error:
             raise ToolFailed(result.content)

@@ -33,8 +33,9 @@ class TraceSummary:
         errored: Runs that ended with an error (max steps, repeated failures, provider…).
         runs_with_load: Runs in which the model (or a slash command) loaded at least one skill.
         loads: Successful ``skill_load`` calls by skill.
-        calls: Tool calls by status.
-        kinds: Failed tool calls by error kind.
+        calls: Tool calls by the status their records give (a command that did not exit 0
+            as ``nonzero_exit`` or ``timed_out``).
+        kinds: Failed (``recoverable`` or ``fatal``) tool calls by error kind.
         steps: Model requests.
         unreadable: Lines that were not JSON records (skipped).
     """
@@ -163,8 +164,11 @@ def _count_tool(
         return  # loaded by the caller up front, not a decision of the run
     status = str(record.get("status"))
     summary.calls[status] += 1
-    if status != "ok":
+    if status in ("recoverable", "fatal"):
         summary.kinds[str(record.get("error_kind") or "unrecorded")] += 1
+    if status != "ok":
+        # A command's nonzero_exit or timed_out is in the statuses only: the tool call
+        # itself worked, so it is no failure of any kind.
         return
     arguments = record.get("arguments")
     if record.get("tool") == "skill_load" and isinstance(arguments, dict):

@@ -5,6 +5,7 @@ its body makes to missing files, and the :class:`~skillshelf.core.render.SkillSn
 
 from __future__ import annotations
 
+import json
 import os
 import posixpath
 import re
@@ -173,11 +174,18 @@ def _details(skill: Skill) -> tuple[tuple[str, str], ...]:
     manifest = skill.manifest
     pairs = (
         ("version", manifest.version),
+        ("author", manifest.author),
         ("license", manifest.license),
         ("compatibility", manifest.compatibility),
         ("tags", ", ".join(manifest.tags) if manifest.tags else None),
+        # Quoted: a trigger phrase may itself hold a comma or a semicolon.
+        ("triggers", ", ".join(_quoted(t) for t in manifest.triggers) or None),
     )
     return tuple((label, value) for label, value in pairs if value)
+
+
+def _quoted(phrase: str) -> str:
+    return json.dumps(phrase, ensure_ascii=False)
 
 
 def render_load(

@@ -36,11 +36,11 @@ from skillshelf.core.session import (
     LoadMode,
     SessionIndex,
     SessionState,
-    call_signature,
     failures_from_doc,
     grade_failure,
     record_failure,
     skill_entry,
+    trace_outcome,
 )
 from skillshelf.core.slash import expand
 from skillshelf.errors import (
@@ -57,13 +57,24 @@ from skillshelf.skills.content import list_docs, render_load
 from skillshelf.skills.skill import Skill
 from skillshelf.skills.walk_cache import WalkCache
 from skillshelf.stores import Doc, Entries, SessionStore, StoreError, open_store
-from skillshelf.tools.spec import ALL_TOOLS, SKILL_TOOLS, UNKNOWN_SKILL_ADVICE
+from skillshelf.tools.spec import (
+    ALL_TOOLS,
+    SKILL_TOOLS,
+    UNKNOWN_SKILL_ADVICE,
+    failure_signature,
+)
 
 if TYPE_CHECKING:
     from skillshelf.exec.runner import Executor
     from skillshelf.exec.workspace import ExecPolicy, ExecResult, WorkspaceManager
 
-__all__ = ["DeclaredLoadError", "ErrorKind", "SkillTools", "ToolResult", "ToolStatus"]
+__all__ = [
+    "DeclaredLoadError",
+    "ErrorKind",
+    "SkillTools",
+    "ToolResult",
+    "ToolStatus",
+]
 
 logger = logging.getLogger("skillshelf.tools")
 
@@ -146,6 +157,25 @@ class ToolResult:
     def is_error(self) -> bool:
         """True unless the call succeeded."""
         return self.status != "ok"
+
+    @property
+    def exit_code(self) -> int | None:
+        """The exit code of the command ``workspace_exec`` ran (None for any other call, and
+        for a command that did not run)."""
+        if self.tool != "workspace_exec" or self.status != "ok" or self.data is None:
+            return None
+        code = self.data.get("exit_code")
+        return code if isinstance(code, int) else None
+
+    @property
+    def timed_out(self) -> bool:
+        """The command ``workspace_exec`` ran was killed at its time limit."""
+        return self.exit_code is not None and bool(self.data and self.data.get("timed_out"))
+
+    def trace_fields(self) -> dict[str, Any]:
+        """What the trace record of this call says of its outcome
+        (:func:`~skillshelf.core.session.trace_outcome`)."""
+        return trace_outcome(self.status, self.kind, self.exit_code, timed_out=self.timed_out)
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON shape of ``skillshelf call --json``."""
@@ -458,9 +488,17 @@ class SkillTools:
         self._change([key], change)
         return loaded[0]
 
+    def signature(self, tool: str, arguments: Mapping[str, Any] | str | None) -> str:
+        """The key :meth:`record_failure` counts a call of a skill tool under: the call as
+        validation reads it, so a respelt call is the same call
+        (:func:`~skillshelf.tools.spec.failure_signature`)."""
+        names = _Names(self, by_user=_BY_USER.get())
+        return failure_signature(tool, arguments, skill_names=names)
+
     def record_failure(self, signature: str) -> int:
-        """Count one more failure of the call ``signature`` (:func:`call_signature`) in this
-        session; returns its count. The one counter of the skill tools and the agent's."""
+        """Count one more failure of the call ``signature`` (:meth:`signature`, or
+        :func:`~skillshelf.tools.spec.failure_signature` for other tools) in this session;
+        returns its count. The one counter of the skill tools and the agent's."""
         counted = [1]
 
         def count(_index: SessionIndex, entries: Entries) -> dict[str, Doc | None]:
@@ -555,12 +593,12 @@ class SkillTools:
     def _grade(
         self,
         tool: str,
-        arguments: object,
+        arguments: Mapping[str, Any] | str | None,
         message: str,
         kind: ErrorKind,
         notes: tuple[str, ...] = (),
     ) -> ToolResult:
-        count = self.record_failure(call_signature(tool, arguments))
+        count = self.record_failure(self.signature(tool, arguments))
         status, text = grade_failure(tool, count, message)
         return ToolResult(tool, status, text, kind=kind, notes=notes)
 

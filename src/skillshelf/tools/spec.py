@@ -22,6 +22,7 @@ from pydantic import BaseModel, ConfigDict, Field, StringConstraints, Validation
 from pydantic_core import ErrorDetails
 
 from skillshelf.core.search import closest_names
+from skillshelf.core.session import call_signature
 from skillshelf.errors import UsageError, unknown_skill_message
 
 __all__ = [
@@ -43,6 +44,7 @@ __all__ = [
     "ToolArgs",
     "ToolDef",
     "WorkspaceExecArgs",
+    "failure_signature",
     "normalise_tool_name",
     "parse_arguments",
     "parse_model_arguments",
@@ -477,6 +479,49 @@ def parse_model_arguments(
     return ParsedModelArgs(dict(values), tuple(notes), ignored)
 
 
+def failure_signature(
+    tool: str,
+    raw: Mapping[str, Any] | str | None,
+    *,
+    model: type[BaseModel] | None = None,
+    skill_names: Collection[str] | None = None,
+) -> str:
+    """What the repeated-failure counter counts a call under: the tool and its arguments as
+    validation reads them, so a respelt call is the same call — ``{"X": "1"}`` for ``{"x": 1}``,
+    keys in another order, other whitespace, an alias, a wrapped value.
+
+    Args:
+        tool: The tool name as sent (a slipped skill tool name is read as the tool it means).
+        raw: The arguments as sent.
+        model: A caller's tool's argument model. Without it a skill tool is read by its own
+            model, and any other tool's arguments are taken as the JSON object sent.
+        skill_names: The visible skill names, to read a slipped ``skill`` as
+            :func:`parse_arguments` does.
+    """
+    if model is None:
+        name = normalise_tool_name(tool, _MODELS) if isinstance(tool, str) else None
+        if name is not None:
+            tool, model = name, _MODELS[name]
+    data = _load(raw, []) if raw is None or isinstance(raw, str | Mapping) else None
+    if not isinstance(data, dict):  # not a JSON object: only the very same text is the same
+        return call_signature(tool, raw)
+    if model is None:
+        return call_signature(tool, _folded(data))
+    args, ignored = _normalise(model, data, [], _names_collection(skill_names))
+    try:
+        # What was sent, validated: leaving an argument out is not always sending its
+        # default (workspace_exec without timeout_s takes the skill's own limit).
+        values: Mapping[str, Any] = model.model_validate(args).model_dump(exclude_unset=True)
+    except ValidationError:
+        values = args  # invalid: as far as the slips could be read
+    return call_signature(tool, {"args": values, "ignored": _folded({k: data[k] for k in ignored})})
+
+
+def _folded(data: Mapping[str, Any]) -> dict[str, Any]:
+    # An unknown key means nothing to the tool in any case: "Verbose" is "verbose".
+    return {key.casefold(): value for key, value in sorted(data.items())}
+
+
 def normalise_tool_name(name: str, known: Collection[str]) -> str | None:
     """The one reading of a tool name a model slipped on (``Skill-Load``, ``skillLoad``,
     ``functions.skill_load`` → ``skill_load``): the name in ``known`` it means, or None."""
@@ -755,6 +800,8 @@ def _plain(error: ErrorDetails, properties: Mapping[str, Any]) -> str:
     prop = properties.get(str(loc[0])) if loc else None
     if kind in ("greater_than", "greater_than_equal", "less_than", "less_than_equal") and prop:
         reason = _range(prop)
+    elif kind in ("string_too_short", "too_short"):
+        reason = _too_short(ctx["min_length"], text=kind == "string_too_short")
     else:
         reason = _REASONS.get(kind) or error["msg"][0].lower() + error["msg"][1:]
         if kind == "literal_error":
@@ -762,12 +809,19 @@ def _plain(error: ErrorDetails, properties: Mapping[str, Any]) -> str:
     return f"Invalid argument '{where}': {reason} (got {_shown(got)})."
 
 
+def _too_short(minimum: int, *, text: bool) -> str:
+    if minimum <= 1:
+        return "must not be empty"
+    if text:
+        return f"must be at least {minimum} characters"
+    return f"must have at least {minimum} entries"
+
+
 _REASONS = {
     **dict.fromkeys(("int_type", "int_parsing", "int_from_float"), "must be a whole number"),
     **dict.fromkeys(("float_type", "float_parsing"), "must be a number"),
     **dict.fromkeys(("bool_type", "bool_parsing"), "must be true or false"),
     "string_type": "must be a string",
-    "string_too_short": "must not be empty",
     "list_type": "must be a list of strings",
 }
 

@@ -24,6 +24,7 @@ from skillshelf.tools.spec import (
     ArgumentProblem,
     ParsedModelArgs,
     ToolDef,
+    failure_signature,
     parse_model_arguments,
 )
 
@@ -122,9 +123,18 @@ class Tool:
         A tool built from a bare schema only has its required arguments checked."""
         if self._validator is not None:
             return parse_model_arguments(self.name, self._validator, arguments)
-        return parse_model_arguments(
-            self.name, _schema_model(self.name, self.parameters), arguments, only_sent=True
-        )
+        return parse_model_arguments(self.name, self._model(), arguments, only_sent=True)
+
+    def signature(self, arguments: Mapping[str, Any] | str | None) -> str:
+        """The key the repeated-failure counter counts a call of this tool under: the call
+        as :meth:`validate` reads it, so a respelt call (``{"X": "1"}`` for ``{"x": 1}``) is
+        the same call (:func:`~skillshelf.tools.spec.failure_signature`)."""
+        return failure_signature(self.name, arguments, model=self._model())
+
+    def _model(self) -> type[BaseModel]:
+        if self._validator is not None:
+            return self._validator  # type: ignore[no-any-return]
+        return _schema_model(self.name, self.parameters)
 
     async def invoke(self, arguments: Mapping[str, Any], context: Any) -> Any:
         """Run the tool (``context`` is for tools that need the caller's session).
