@@ -46,8 +46,7 @@ def main() -> None:
     for name, values in times.items():
         median = statistics.median(values)
         print(
-            f"{name:28} {median * 1000:10.1f} {(median - floor) * 1000:14.1f}"
-            f" {median / floor:8.2f}"
+            f"{name:28} {median * 1000:10.1f} {(median - floor) * 1000:14.1f} {median / floor:8.2f}"
         )
 
 
