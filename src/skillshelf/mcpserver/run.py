@@ -418,10 +418,7 @@ async def _watch(
                 server.shelf.trust_cache = True  # every change from now on clears the caches
             elif not changes:
                 continue
-            try:
-                await server.refresh()
-            except Exception:  # a bad re-scan must not stop serving
-                logger.exception("re-scan failed")
+            await _rescan(server)
             if not installed:
                 installed = True
                 task_status.started()
@@ -444,20 +441,21 @@ async def _rescan_on_signal(signals: ServerSignals, server: SkillServer) -> None
     while True:
         seen = await signals.wait_for_rescan(seen)
         logger.info("SIGHUP: re-scanning")
-        try:
-            await server.refresh()
-        except Exception:  # broad on purpose: a bad re-scan must not stop serving
-            logger.exception("re-scan failed")
+        await _rescan(server)
 
 
 async def _on_sighup(server: SkillServer) -> None:
     with anyio.open_signal_receiver(signal.SIGHUP) as signals:
         async for _signum in signals:
             logger.info("SIGHUP: re-scanning")
-            try:
-                await server.refresh()
-            except Exception:  # broad on purpose: a bad re-scan must not stop serving
-                logger.exception("re-scan failed")
+            await _rescan(server)
+
+
+async def _rescan(server: SkillServer) -> None:
+    try:
+        await server.refresh()
+    except Exception:  # broad on purpose: a bad re-scan must not stop serving
+        logger.exception("re-scan failed")
 
 
 def configure_logging(level: int = logging.INFO) -> None:
