@@ -142,9 +142,9 @@ def install_hint(extra: str) -> str:
         return f"pip install -e {shlex.quote(f'{checkout}[{extra}]')}"
     wanted = {f'extra == "{extra}"', f"extra == '{extra}'"}
     requirements = [
-        requirement.split(";", 1)[0].strip()
-        for requirement in dist.requires or ()
-        if ";" in requirement and requirement.split(";", 1)[1].strip() in wanted
+        spec.strip()
+        for spec, _, marker in (r.partition(";") for r in dist.requires or ())
+        if marker.strip() in wanted
     ]
     if not requirements:
         return f"pip install -e '.[{extra}]' in the skillshelf checkout"
