@@ -92,7 +92,7 @@ _LAZY: Final = {
     "RunResult": "skillshelf.agent.results",
     "RetryPolicy": "skillshelf.agent.results",
     "HistoryLimit": "skillshelf.agent.history",
-    "Trace": "skillshelf.agent.trace",
+    "Trace": "skillshelf.harness",
     "open_model": "skillshelf.models",
     "Usage": "skillshelf.models",
     "open_store": "skillshelf.stores",
@@ -126,7 +126,7 @@ if TYPE_CHECKING:
         RetryPolicy,
         RunResult,
     )
-    from skillshelf.agent.trace import Trace
+    from skillshelf.harness import Trace
     from skillshelf.core.catalog import CatalogEntry, render_catalog
     from skillshelf.core.diagnostics import Diagnostic
     from skillshelf.errors import (

@@ -15,7 +15,7 @@ import pytest
 from fake_providers import Fail, FakeAnthropic, FakeOpenAI, FakeServer, Script
 
 from skillshelf.agent.loop import Agent, RepeatedToolFailureError, RetryPolicy
-from skillshelf.agent.trace import Trace
+from skillshelf.harness import Trace
 from skillshelf.models import Model, ModelAuthError, Usage
 from skillshelf.models.anthropic_messages import AnthropicModel
 from skillshelf.models.openai_chat import OpenAIChatModel

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from skillshelf.agent.materialize import ContextSnapshot, Placement, assemble
+from skillshelf.harness import ContextSnapshot, Placement, assemble
 from skillshelf.core.files import FileTree, TreeEntry
 from skillshelf.core.render import (
     LOADED_CONTEXT_HEADER,

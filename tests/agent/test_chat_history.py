@@ -29,7 +29,7 @@ from skillshelf.agent.history import (
     trim_history,
 )
 from skillshelf.agent.loop import Agent
-from skillshelf.agent.materialize import LOADED_CONTEXT_HEADER
+from skillshelf.harness import LOADED_CONTEXT_HEADER
 from skillshelf.errors import UsageError
 from skillshelf.repository import Repository
 from skillshelf.stores import SessionStore

@@ -14,8 +14,8 @@ from skillshelf.agent.config import AgentConfig
 from skillshelf.agent.fork import fork_config
 from skillshelf.agent.loop import Agent
 from skillshelf.agent.results import RetryPolicy
-from skillshelf.agent.tool_style import CLAUDE_CODE_GUIDANCE
-from skillshelf.agent.trace import Trace
+from skillshelf.harness import CLAUDE_CODE_GUIDANCE
+from skillshelf.harness import Trace
 from skillshelf.models import ModelRequest, ModelResponse
 from skillshelf.repository import Repository
 from skillshelf.testing import ScriptedModel, make_skill, reply
@@ -116,7 +116,7 @@ def test_a_fork_keeps_every_option_of_its_parent_but_its_name_and_declared_loads
     )
     sub = fork_config(parent, repo.get("deep-research"))
     # The trace goes to the sub-agent's conversation; a description is for an agent tool.
-    own = {"model", "repo", "name", "description", "declared", "trace"}
+    own = {"model", "repo", "settings", "name", "description", "declared", "trace"}
     options = set(inspect.signature(AgentConfig.__init__).parameters) - {"self"} - own
     assert {o: getattr(sub, o) for o in options} == {o: getattr(parent, o) for o in options}
     assert sub.model is parent.model and sub.repo is parent.repo

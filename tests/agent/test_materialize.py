@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from skillshelf.agent.materialize import LOADED_CONTEXT_HEADER, materialize
+from skillshelf.harness import LOADED_CONTEXT_HEADER, materialize
 from skillshelf.core.session import LoadMode
 from skillshelf.repository import Repository
 from skillshelf.skills.content import render_load

@@ -14,7 +14,7 @@ from click.testing import CliRunner
 
 from finished_executor import FinishedExecutor
 from skillshelf.agent.loop import Agent, RepeatedToolFailureError
-from skillshelf.agent.trace import Trace
+from skillshelf.harness import Trace
 from skillshelf.cli import main
 from skillshelf.exec.workspace import WorkspaceManager
 from skillshelf.reports.tracereport import read_trace, summarize_trace

@@ -12,7 +12,7 @@ import pytest
 from eval_fakes import FakeAnthropic, FakeOpenAI, FakeServer
 
 from skillshelf.agent.loop import Agent
-from skillshelf.agent.trace import Trace
+from skillshelf.harness import Trace
 from skillshelf.models import Model, ModelResponse, Usage
 from skillshelf.models.anthropic_messages import AnthropicModel
 from skillshelf.models.openai_chat import OpenAIChatModel

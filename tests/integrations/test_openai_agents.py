@@ -32,7 +32,7 @@ from openai.types.responses import (
 )
 
 from finished_executor import FinishedExecutor
-from skillshelf.agent.trace import Trace
+from skillshelf.harness import Trace
 from skillshelf.errors import MissingExtraError, UsageError
 from skillshelf.integrations.openai_agents import SkillKit, conversation_of, skill_tools
 from skillshelf.repository import Repository

@@ -29,7 +29,7 @@ from pydantic_ai.models.function import AgentInfo, FunctionModel
 
 from finished_executor import FinishedExecutor
 from redis_servers import free_port, redis_server_binary, running_redis
-from skillshelf.agent.trace import Trace
+from skillshelf.harness import Trace
 from skillshelf.core.session import LoadMode
 from skillshelf.errors import MissingExtraError, install_hint
 from skillshelf.exec.runner import BwrapExecutor, bwrap_available

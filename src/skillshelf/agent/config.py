@@ -1,34 +1,40 @@
-"""An agent's configuration: model, skills, tools, rules, and the system prompt they make.
+"""An agent's configuration: a model, skills, and the harness settings that govern them.
 
 :class:`AgentConfig` is what a :class:`~skillshelf.agent.conversation.Conversation` reads;
 :class:`~skillshelf.agent.loop.Agent` adds running (conversations, sub-agent tools) on top.
-The system prompt is the caller's instructions, the skills catalog (within a budget, in a stable
-order) and short guidance on the skill tools; its bytes change only when the visible skill set
-does.
+Every harness option lives in one :class:`~skillshelf.harness.SkillSettings`; the keyword
+arguments here are shortcuts that build it, and the harness itself (prompt, offered tools,
+each call) is the one every face shares (:class:`~skillshelf.harness.Harness`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Final, Literal
+from typing import TYPE_CHECKING, Any
 
-from skillshelf.agent.materialize import Placement
-from skillshelf.agent.results import (
-    DEFAULT_MAX_STEPS,
-    DEFAULT_TOOL_RETRIES,
-    DEFAULT_TOOL_TIMEOUT_S,
-    RetryPolicy,
-)
-from skillshelf.agent.tool_style import GUIDANCE, ToolStyle, guidance
-from skillshelf.agent.trace import Trace
-from skillshelf.core.catalog import CatalogEntry, CatalogFormat, render_catalog
-from skillshelf.core.render import render_system_reminder
+from skillshelf.agent.results import DEFAULT_MAX_STEPS, RetryPolicy
+from skillshelf.core.catalog import CatalogFormat
 from skillshelf.core.session import DEFAULT_MAX_LOADED, LoadMode
 from skillshelf.errors import UsageError
+from skillshelf.harness import (
+    DEFAULT_CATALOG_BUDGET,
+    DEFAULT_TOOL_RETRIES,
+    DEFAULT_TOOL_TIMEOUT_S,
+    GUIDANCE,
+    CatalogPlacement,
+    DeclaredLoad,
+    Harness,
+    Placement,
+    SkillSettings,
+    ToolStyle,
+    Trace,
+    skills_catalog,
+    skills_prompt,
+)
 from skillshelf.models import Model
 from skillshelf.repository import Repository
 from skillshelf.skills.skill import Skill
-from skillshelf.stores import SessionStore, open_store
+from skillshelf.stores import SessionStore
 from skillshelf.tools.user_tools import Activation, Tool, check_names
 
 if TYPE_CHECKING:
@@ -46,46 +52,18 @@ __all__ = [
     "skills_prompt",
 ]
 
-DEFAULT_CATALOG_BUDGET: Final = 12_000  # characters: a few hundred skills with trimmed text
-CatalogPlacement = Literal["system", "reminder"]
-_REMINDER_LEAD: Final = "The following skills are available in this conversation:"
-
-
-def skills_catalog(
-    skills: Sequence[Skill],
-    *,
-    format: CatalogFormat = "xml",
-    budget_chars: int | None = DEFAULT_CATALOG_BUDGET,
-) -> str:
-    """The catalog of the skills a model may load (the model-invocable ones of ``skills``);
-    empty when there are none. The one rendering every face uses (the agent loop and the
-    framework integrations), so the bytes agree and stay stable for prompt caching."""
-    entries = [CatalogEntry.of(s) for s in skills if s.model_invocable]
-    if not entries:
-        return ""
-    return render_catalog(entries, format=format, budget_chars=budget_chars)
-
-
-def skills_prompt(
-    skills: Sequence[Skill],
-    *,
-    format: CatalogFormat = "xml",
-    budget_chars: int | None = DEFAULT_CATALOG_BUDGET,
-) -> str:
-    """:func:`skills_catalog` followed by the tool guidance; empty when no skill is loadable."""
-    catalog = skills_catalog(skills, format=format, budget_chars=budget_chars)
-    return f"{catalog}\n\n{GUIDANCE}" if catalog else ""
-
 
 class AgentConfig:
     """An agent's configuration (see :class:`~skillshelf.agent.loop.Agent`, which runs it).
 
-    A sub-agent that runs a ``context: fork`` skill has ``fork_of`` set to that skill, so its
-    own loads of it are ordinary loads, not another fork.
+    The harness options are the fields of :class:`~skillshelf.harness.SkillSettings`; pass
+    ``settings``, or the keyword shortcuts below, or both (a shortcut given overrides the
+    value in ``settings``). They are read back as attributes (``agent.load_mode``).
 
     Args:
         model: The model (see :mod:`skillshelf.models`).
         repo: The skills.
+        settings: The harness options (default: :class:`~skillshelf.harness.SkillSettings`).
         name: The agent's name (its skill state is kept under it; distinct per sub-agent).
         instructions: The caller's part of the system prompt.
         description: What the agent does, when it is another agent's tool.
@@ -104,7 +82,7 @@ class AgentConfig:
             Claude Code does; the system prompt keeps the instructions and guidance).
         placement: Where loaded content goes (``tool_result`` keeps the system prompt stable).
         tool_style: How the skill tools are offered: ``skillshelf`` (the contract) or
-            ``claude-code`` (one ``Skill`` tool; see :mod:`skillshelf.agent.tool_style`).
+            ``claude-code`` (one ``Skill`` tool; see :mod:`skillshelf.harness`).
         enforce_allowed_tools: While the active (last loaded) skill declares
             ``allowed-tools``, refuse calls to user tools outside them.
         retry: Retries of failed model requests.
@@ -120,19 +98,18 @@ class AgentConfig:
             told to stop, unless the tool sets its own ``retries``.
     """
 
-    fork_of: str | None = None
-
     def __init__(
         self,
         model: Model,
         repo: Repository,
         *,
+        settings: SkillSettings | None = None,
         name: str = "main",
         instructions: str = "",
         description: str | None = None,
         tools: Sequence[Tool] = (),
         activations: Sequence[Activation] = (),
-        declared: Sequence[str | tuple[str, Sequence[str]]] = (),
+        declared: Sequence[DeclaredLoad] = (),
         store: SessionStore | None = None,
         load_mode: LoadMode = "turn",
         max_loaded: int = DEFAULT_MAX_LOADED,
@@ -154,65 +131,118 @@ class AgentConfig:
     ) -> None:
         if max_steps < 1:
             raise UsageError("max_steps must be at least 1")
-        if max_loaded < 1:
-            raise UsageError("max_loaded must be at least 1")
-        if not tool_timeout_s > 0:
-            raise UsageError("tool_timeout_s must be positive")
-        if tool_retries < 0:
-            raise UsageError("tool_retries must not be negative")
         self.model = model
         self.repo = repo
-        self.name = name
-        self.instructions = instructions
         self.description = description
-        self.tools = list(tools)
-        self.activations = list(activations)
-        self.declared = list(declared)
-        self.store = store if store is not None else open_store(None)
-        self.load_mode: LoadMode = load_mode
-        self.max_loaded = max_loaded
         self.max_steps = max_steps
-        self.catalog_format: CatalogFormat = catalog_format
-        self.catalog_budget = catalog_budget
-        self.catalog_placement: CatalogPlacement = catalog_placement
-        self.placement: Placement = placement
-        self.tool_style: ToolStyle = tool_style
-        self.enforce_allowed_tools = enforce_allowed_tools
         self.retry = retry or RetryPolicy()
-        self.trace = trace
-        self.visible = visible
-        self.workspace = workspace
-        self.executor = executor
-        self.exec_policy = exec_policy
-        self.tool_timeout_s = tool_timeout_s
-        self.tool_retries = tool_retries
+        settings = SkillSettings.of(
+            settings,
+            agent=name,
+            instructions=instructions,
+            tools=tuple(tools),
+            activations=tuple(activations),
+            declared=tuple(declared),
+            store=store,
+            load_mode=load_mode,
+            max_loaded=max_loaded,
+            catalog_format=catalog_format,
+            catalog_budget=catalog_budget,
+            catalog_placement=catalog_placement,
+            placement=placement,
+            tool_style=tool_style,
+            enforce_allowed_tools=enforce_allowed_tools,
+            trace=trace,
+            visible=visible,
+            workspace=workspace,
+            executor=executor,
+            exec_policy=exec_policy,
+            tool_timeout_s=tool_timeout_s,
+            tool_retries=tool_retries,
+        )
+        self.harness = Harness(repo, settings, source="agent")
+        self.settings = self.harness.settings
         self.warnings = check_names(self.tools, self.activations)
+
+    @property
+    def name(self) -> str:
+        return self.settings.agent
+
+    @property
+    def tools(self) -> list[Tool]:
+        return list(self.settings.tools)
+
+    @property
+    def activations(self) -> list[Activation]:
+        return list(self.settings.activations)
+
+    @property
+    def declared(self) -> list[DeclaredLoad]:
+        return list(self.settings.declared)
+
+    @property
+    def store(self) -> SessionStore:
+        store = self.settings.store
+        assert store is not None  # the harness gave it one
+        return store
+
+    def __getattr__(self, name: str) -> Any:
+        # The other harness options read as attributes too (agent.load_mode, agent.trace).
+        settings = self.__dict__.get("settings")
+        if settings is not None and name in _OPTIONS:
+            return getattr(settings, name)
+        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+
+    if TYPE_CHECKING:
+        instructions: str
+        load_mode: LoadMode
+        max_loaded: int
+        catalog_format: CatalogFormat
+        catalog_budget: int | None
+        catalog_placement: CatalogPlacement
+        placement: Placement
+        tool_style: ToolStyle
+        enforce_allowed_tools: bool
+        trace: Trace | None
+        visible: Callable[[Skill], bool] | None
+        workspace: WorkspaceManager | None
+        executor: Executor | None
+        exec_policy: ExecPolicy | None
+        tool_timeout_s: float
+        tool_retries: int
+        fork_of: str | None
 
     def system_prompt(self) -> str:
         """The system prompt: instructions, catalog, guidance (stable bytes).
 
         With ``catalog_placement="reminder"`` the catalog is left out (see
         :meth:`catalog_reminder`)."""
-        catalog = self._catalog()
-        if not catalog:
-            return self.instructions if self.instructions.strip() else ""
-        if self.catalog_placement == "reminder":
-            catalog = ""
-        parts = [self.instructions.strip(), catalog, guidance(self.tool_style)]
-        return "\n\n".join(p for p in parts if p.strip())
+        return self.harness.instructions()
 
     def catalog_reminder(self) -> str | None:
         """The ``<system-reminder>`` user message carrying the catalog, when
         ``catalog_placement`` is ``reminder`` and a skill is visible; else None."""
-        if self.catalog_placement != "reminder":
-            return None
-        catalog = self._catalog()
-        return render_system_reminder(f"{_REMINDER_LEAD}\n\n{catalog}") if catalog else None
+        return self.harness.catalog_reminder()
 
-    def _catalog(self) -> str:
-        """The catalog of the skills the model may load; empty when there are none."""
-        skills = [s for s in self.repo.skills if self._sees(s)]
-        return skills_catalog(skills, format=self.catalog_format, budget_chars=self.catalog_budget)
 
-    def _sees(self, skill: Skill) -> bool:
-        return self.visible is None or self.visible(skill)
+_OPTIONS = frozenset(
+    {
+        "instructions",
+        "load_mode",
+        "max_loaded",
+        "catalog_format",
+        "catalog_budget",
+        "catalog_placement",
+        "placement",
+        "tool_style",
+        "enforce_allowed_tools",
+        "trace",
+        "visible",
+        "workspace",
+        "executor",
+        "exec_policy",
+        "tool_timeout_s",
+        "tool_retries",
+        "fork_of",
+    }
+)

@@ -5,7 +5,7 @@ the key ``agent + "#history"``; it is written with the store's atomic update aft
 completed user turn (the last writer wins). The stored list is bounded: whole turns go from the
 oldest end, and a tool call never loses its result (a provider rejects a call without one).
 When a trimmed result carried a still-loaded skill's content, the materialiser's system-message
-fallback delivers that content instead (see :mod:`skillshelf.agent.materialize`).
+fallback delivers that content instead (see :mod:`skillshelf.harness`).
 
 Pure functions (:func:`trim_history`, :func:`history_to_doc`, :func:`history_from_doc`) and
 three store operations at the edge (:func:`load_history`, :func:`save_history`,

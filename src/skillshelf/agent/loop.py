@@ -29,8 +29,8 @@ from skillshelf.agent.results import (
     ToolRecord,
     ToolSink,
 )
-from skillshelf.agent.trace import Trace
 from skillshelf.errors import UsageError
+from skillshelf.harness import Trace
 from skillshelf.models import TextSink
 from skillshelf.tools.user_tools import Tool
 

@@ -24,7 +24,7 @@ from skillshelf.agent.results import (
     DEFAULT_TOOL_TIMEOUT_S,
     RetryPolicy,
 )
-from skillshelf.agent.tool_style import TOOL_STYLES
+from skillshelf.harness import TOOL_STYLES
 from skillshelf.cli._common import F, exec_options, open_executor
 from skillshelf.core.session import DEFAULT_MAX_LOADED
 from skillshelf.exec.workspace import ExecPolicy

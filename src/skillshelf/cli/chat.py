@@ -94,7 +94,7 @@ def chat(
     if start_new and not persist:
         raise click.UsageError("--new needs --session and --store (there is no stored history).")
     from skillshelf.agent.loop import Agent
-    from skillshelf.agent.trace import Trace
+    from skillshelf.harness import Trace
     from skillshelf.models import open_model
     from skillshelf.stores import open_store
 

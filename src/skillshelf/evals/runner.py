@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any, Final
 import anyio
 
 from skillshelf.agent.results import DEFAULT_INSTRUCTIONS, DEFAULT_MAX_STEPS
-from skillshelf.agent.trace import Trace
+from skillshelf.harness import Trace
 from skillshelf.errors import SkillshelfError
 from skillshelf.models import Model, ModelAuthError, Usage
 

@@ -14,7 +14,7 @@
   LangChain never runs) with skillshelf's graded result, and lets the model try again;
 * shows a skill's activated tools (:class:`~skillshelf.tools.user_tools.Activation`) only while
   it is loaded, by filtering the tools of each model request;
-* places loaded content per load mode with :func:`~skillshelf.agent.materialize.materialize`
+* places loaded content per load mode with :func:`~skillshelf.harness.materialize`
   (applied to the messages of each model request; the checkpointed history is not rewritten);
 * writes the agent loop's JSONL trace records (``turn``, ``model``, ``tool``).
 
@@ -55,9 +55,9 @@ except ImportError as exc:
     ) from exc
 
 from skillshelf.agent.config import DEFAULT_CATALOG_BUDGET, skills_prompt
-from skillshelf.agent.materialize import Placement, materialize
+from skillshelf.harness import Placement, materialize
 from skillshelf.agent.results import DEFAULT_TOOL_TIMEOUT_S
-from skillshelf.agent.trace import Trace, digest, span
+from skillshelf.harness import Trace, digest, span
 from skillshelf.core.catalog import CatalogFormat
 from skillshelf.core.session import DEFAULT_MAX_LOADED, LoadMode, grade_failure
 from skillshelf.repository import Repository

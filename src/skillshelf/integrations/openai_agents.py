@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING, Any, Final
 import anyio
 
 from skillshelf.agent.config import DEFAULT_CATALOG_BUDGET, skills_prompt
-from skillshelf.agent.trace import Trace, span
+from skillshelf.harness import Trace, span
 from skillshelf.core.catalog import CatalogEntry, CatalogFormat
 from skillshelf.core.session import DEFAULT_MAX_LOADED, LoadMode, grade_failure
 from skillshelf.errors import MissingExtraError, UsageError

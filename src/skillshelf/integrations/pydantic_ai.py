@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Any, Final
 import anyio
 
 from skillshelf.agent.config import DEFAULT_CATALOG_BUDGET, skills_prompt
-from skillshelf.agent.trace import Trace
+from skillshelf.harness import Trace
 from skillshelf.core.allowed_tools import pattern_tool
 from skillshelf.core.catalog import CatalogFormat
 from skillshelf.core.session import DEFAULT_MAX_LOADED, LoadMode

@@ -6,7 +6,7 @@ documents, select it, answer) runs through the real :class:`~skillshelf.agent.lo
 request the model receives is serialised as an OpenAI Chat Completions provider sees it (the
 tools, then the messages, as canonical JSON) and compared with the one before it. The loop runs
 once per placement of loaded content (``tool_result``, ``system``; see
-:mod:`skillshelf.agent.materialize`).
+:mod:`skillshelf.harness`).
 
 :func:`prefix_shares` and :func:`serialize_request` are pure; :func:`cache_report` runs the loop.
 """
@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from itertools import pairwise
 from typing import TYPE_CHECKING, Any, Final, get_args
 
-from skillshelf.agent.materialize import Placement
+from skillshelf.harness import Placement
 from skillshelf.errors import UsageError
 
 if TYPE_CHECKING:

@@ -1,6 +1,6 @@
 """Trigger and failure rates from a JSONL decision trace (``skillshelf trace summary``).
 
-A trace (:mod:`skillshelf.agent.trace`) has a ``turn`` record when a run starts, ``model`` and
+A trace (:mod:`skillshelf.harness`) has a ``turn`` record when a run starts, ``model`` and
 ``tool`` records as it goes and a ``run`` record of totals when it ends. A run is counted from
 its ``turn`` record, so traces written before ``run`` records existed are read too.
 """

@@ -18,7 +18,6 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from skillshelf.agent.tool_style import LOAD_TOOL_NAMES
 from skillshelf.core.render import (
     LOADED_CONTEXT_HEADER,
     SkillSnapshot,
@@ -26,6 +25,7 @@ from skillshelf.core.render import (
     render_release_note,
 )
 from skillshelf.core.session import LoadedSkill
+from skillshelf.harness._tool_style import LOAD_TOOL_NAMES
 from skillshelf.skills.content import gather_load, list_docs
 from skillshelf.tools import spec as toolspec
 from skillshelf.tools.skill_tools import SkillTools

@@ -1,0 +1,610 @@
+"""The harness of one conversation: what the model is offered on each request and what happens
+on each of its tool calls.
+
+:class:`Harness` holds what the conversations of one face share (the repository, the
+:class:`~skillshelf.harness.SkillSettings`, the rendered prompt); :meth:`Harness.session` gives
+the :class:`SkillSession` of one conversation. A session answers every call the same way
+whichever face asked: the call's name is read through the tool style and the one name
+normaliser, its arguments parsed once, an activated tool checked against the loaded skills,
+a call outside the active skill's ``allowed-tools`` refused, failures counted under the call's
+validated signature (so a respelt call is the same call), and each call traced alike. The
+session's own state lives in the store as entries beside the skill state (never under another
+agent's key).
+"""
+
+from __future__ import annotations
+
+import functools
+import threading
+import time
+from collections import OrderedDict
+from collections.abc import Awaitable, Callable, Collection, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Final
+
+import anyio
+
+from skillshelf.core.search import closest_names
+from skillshelf.core.session import SessionState, grade_failure
+from skillshelf.core.slash import SlashCommand, SlashCommandError, expand, parse_commands
+from skillshelf.errors import SkillshelfError, UsageError, clip
+from skillshelf.harness._prompt import Prompt
+from skillshelf.harness._records import ToolContext, ToolRecord
+from skillshelf.harness._settings import SkillSettings
+from skillshelf.harness._tool_style import canonical_call, styled_definitions
+from skillshelf.harness._trace import Trace, span
+from skillshelf.models import ToolCall
+from skillshelf.repository import Repository
+from skillshelf.skills.content import render_load
+from skillshelf.skills.skill import Skill
+from skillshelf.stores import Doc, Entries, open_store
+from skillshelf.tools.skill_tools import SkillTools, ToolResult
+from skillshelf.tools.spec import (
+    ArgumentProblem,
+    ParsedArgs,
+    ToolDef,
+    failure_signature,
+    normalise_tool_name,
+    parse_arguments,
+    tool_definitions,
+)
+from skillshelf.tools.user_tools import (
+    Activation,
+    Tool,
+    activated_tools,
+    call_allowed,
+    inactive_tool_message,
+    run_tool,
+    tool_set,
+)
+
+__all__ = ["Fork", "Harness", "Offer", "SkillSession"]
+
+# The session's record of session-lifetime activations: an entry beside the skill state.
+ACTIVATIONS_ENTRY: Final = "activations"
+TRACE_MESSAGE_CHARS: Final = 500  # of a failed call's message kept in the trace
+# Sessions a harness keeps built; each is a thin handle on the store, so an evicted one is
+# rebuilt on the next call with its state intact.
+_CACHED_SESSIONS: Final = 256
+_FORK: Final = "fork"
+
+Fork = Callable[[Skill, str], Awaitable[str]]
+"""Runs a ``context: fork`` skill's task in a sub-agent; returns its final answer."""
+
+
+@dataclass(frozen=True, slots=True)
+class Offer:
+    """What one model request offers: the tool definitions, and the user tools by name."""
+
+    definitions: list[ToolDef]
+    tools: Mapping[str, Tool]
+
+
+@dataclass(slots=True)
+class _Outcome:
+    status: str
+    content: str
+    arguments: Any
+    kind: str | None = None
+    notes: tuple[str, ...] = ()
+    exit_code: int | None = None
+    timed_out: bool = False
+
+    @classmethod
+    def of(cls, result: ToolResult, arguments: Any) -> _Outcome:
+        return cls(
+            result.status,
+            result.content,
+            arguments,
+            result.kind,
+            result.notes,
+            exit_code=result.exit_code,
+            timed_out=result.timed_out,
+        )
+
+
+class Harness:
+    """What the conversations of one face share: the repository, the settings and the prompt.
+
+    Args:
+        repo: Where the skills come from.
+        settings: The options (a ``store`` of None becomes an in-memory store private to
+            this harness).
+        source: The face, as trace records name it (``agent``, ``serve``, ``pydantic-ai``…).
+    """
+
+    def __init__(
+        self, repo: Repository, settings: SkillSettings | None = None, *, source: str = "agent"
+    ) -> None:
+        settings = settings if settings is not None else SkillSettings()
+        if settings.store is None:
+            settings = settings.replace(store=open_store(None))
+        self.repo = repo
+        self.settings = settings
+        self.source = source
+        self.prompt = Prompt(settings)
+        self._sessions: OrderedDict[str, SkillSession] = OrderedDict()
+        self._lock = threading.Lock()
+        self.probe = SkillTools(repo, **_tool_options(settings))  # checks the options now
+
+    def session(self, conversation: str, *, fork: Fork | None = None) -> SkillSession:
+        """The session of ``conversation`` (built once and kept while recently used)."""
+        if fork is not None:
+            return SkillSession(self, conversation, fork=fork)
+        with self._lock:
+            session = self._sessions.get(conversation)
+            if session is None:
+                session = SkillSession(self, conversation)
+                self._sessions[conversation] = session
+                if len(self._sessions) > _CACHED_SESSIONS:
+                    self._sessions.popitem(last=False)
+            else:
+                self._sessions.move_to_end(conversation)
+            return session
+
+    def visible_skills(self) -> list[Skill]:
+        """The skills the model may see (loadable or user-only)."""
+        return self.probe.visible_skills()
+
+    def instructions(self) -> str:
+        """The system prompt: the caller's instructions, the catalog and the guidance."""
+        return self.prompt.system(self.visible_skills())
+
+    def catalog_reminder(self) -> str | None:
+        """The catalog as a ``<system-reminder>`` message, with ``catalog_placement="reminder"``."""
+        return self.prompt.reminder(self.visible_skills())
+
+    def skill_definitions(self) -> list[ToolDef]:
+        """The skill tools as the model is offered them (in the settings' tool style)."""
+        names = [s.name for s in self.visible_skills() if s.model_invocable]
+        definitions = tool_definitions(
+            skill_names=names, tools=self.probe.tool_names, enum_limit=self.probe.enum_limit
+        )
+        return styled_definitions(definitions, self.settings.tool_style)
+
+    def allowed_tools(self, name: str) -> tuple[str, ...]:
+        skill = self.repo.find(name)
+        return skill.manifest.allowed_tools if skill is not None else ()
+
+    def record(self, kind: str, session: str, **fields: Any) -> None:
+        """One trace record of this face, when the settings have a trace."""
+        trace = self.settings.trace
+        if trace is not None:
+            if self.source != "agent":
+                fields.setdefault("source", self.source)
+            trace.record(kind, session=session, agent=self.settings.agent, **fields)
+
+
+class SkillSession:
+    """The harness of one conversation (see the module docstring); built by
+    :meth:`Harness.session`.
+
+    Attributes:
+        tools: The conversation's :class:`SkillTools` (its state: ``tools.state()``).
+    """
+
+    def __init__(self, harness: Harness, conversation: str, *, fork: Fork | None = None) -> None:
+        self.harness = harness
+        self.settings = harness.settings
+        self.conversation = conversation
+        self.tools = SkillTools(
+            harness.repo, session_id=conversation, **_tool_options(harness.settings)
+        )
+        self._fork = fork
+        self._declared = False
+
+    @property
+    def trace(self) -> Trace | None:
+        return self.settings.trace
+
+    # -- what a request offers -----------------------------------------------------------
+
+    def instructions(self) -> str:
+        return self.harness.instructions()
+
+    def offer(self, extra: Sequence[ToolDef] = ()) -> Offer:
+        """The definitions this request offers: the skill tools, then the user tools in force
+        (always-offered and activated by a loaded skill), then ``extra``."""
+        offered = self.offered_tools()
+        definitions = self.harness.skill_definitions() + [t.definition() for t in offered]
+        return Offer([*definitions, *extra], {t.name: t for t in offered})
+
+    def offered_tools(self) -> list[Tool]:
+        """The user tools in force: the settings' tools and those a loaded skill activates."""
+        settings = self.settings
+        if not settings.activations:
+            return tool_set(list(settings.tools), [])
+        loaded = list(self.tools.state().loaded)
+        persisted = self._persisted_activations()
+        in_force: list[tuple[Activation, Sequence[Tool]]] = []
+        for index, activation in enumerate(settings.activations):
+            names = list(loaded)
+            if activation.lifetime == "session":
+                names += [n for i, n in persisted if i == index and n not in loaded]
+            for name in names:
+                tools = activated_tools(activation, name, self.harness.allowed_tools(name))
+                if tools:
+                    in_force.append((activation, tools))
+        return tool_set(list(settings.tools), in_force)
+
+    def activation_refusal(
+        self, activation: Activation, name: str, arguments: Mapping[str, Any] | str | None
+    ) -> tuple[str, str] | None:
+        """For a face that runs its own tools: None while a loaded skill activates tool
+        ``name``; else the graded refusal (status, message) naming the skills that would."""
+        loaded = self.tools.state().loaded
+        allowed = self.harness.allowed_tools
+        if any(activated_tools(activation, n, allowed(n)) for n in loaded):
+            return None
+        skills = [
+            s.name
+            for s in self.tools.visible_skills()
+            if s.model_invocable and activated_tools(activation, s.name, s.manifest.allowed_tools)
+        ]
+        count = self.tools.record_failure(failure_signature(name, arguments))
+        return grade_failure(name, count, inactive_tool_message(name, skills))
+
+    def allowed_tools_refusal(self, tool: str, arguments: Mapping[str, Any]) -> str | None:
+        """With ``enforce_allowed_tools``: why a call to ``tool`` is outside the active (last
+        loaded) skill's ``allowed-tools``; None when it is inside, or nothing restricts it."""
+        if not self.settings.enforce_allowed_tools:
+            return None
+        state = self.tools.state()
+        if not state.loaded:
+            return None
+        active = max(state.loaded.values(), key=lambda s: (s.touched, s.name)).name
+        allowed = self.harness.allowed_tools(active)
+        if not allowed or call_allowed(allowed, tool, arguments):
+            return None
+        return (
+            f"Refused: the active skill {active!r} allows only these tools: "
+            f"{' '.join(allowed)}. This call to {tool} is outside them. Use an allowed tool, "
+            "or tell the user what you need to do instead."
+        )
+
+    # -- the turn ------------------------------------------------------------------------
+
+    def begin_turn(self) -> list[ToolRecord]:
+        """A user message starts: ``turn`` and ``once`` loads of the last one end; the first
+        turn loads the settings' declared skills (returns their records)."""
+        self.tools.begin_turn()
+        if self._declared or not self.settings.declared:
+            return []
+        declaring = SkillTools(
+            self.harness.repo,
+            session_id=self.conversation,
+            **{**_tool_options(self.settings), "load_mode": "session"},
+        )
+        records = []
+        for result in declaring.declare(self.settings.declared):
+            if result.data:
+                self._on_loaded(str(result.data["skill"]))
+            records.append(
+                ToolRecord("", "skill_load", result.data, result.status, "", 0.0, source="declared")
+            )
+        self._declared = True
+        return records
+
+    def after_request(self) -> None:
+        """A model request was made: ``once`` loads it delivered end."""
+        self.tools.after_request()
+
+    # -- slash commands ------------------------------------------------------------------
+
+    def commands(self, message: str) -> list[SlashCommand]:
+        """The slash commands ``message`` starts with, checked.
+
+        Raises:
+            SlashCommandError: One names a skill the user may not invoke.
+        """
+        names = [s.name for s in self.tools.visible_skills()]
+        commands = parse_commands(message, names)
+        for command in commands:
+            skill = self.harness.repo.get(command.skill)
+            if not skill.manifest.user_invocable:
+                raise SlashCommandError(
+                    f"/{command.skill} is not a user command (the skill sets "
+                    "user-invocable: false); only the model may load it."
+                )
+        return commands
+
+    def invoke(self, command: SlashCommand, call_id: str) -> ToolRecord:
+        """Load the skill a slash command names, its arguments substituted into the body (a
+        fresh invocation: delivered in full, not as a stub)."""
+        started = time.perf_counter()
+        self.tools.unload(command.skill)
+        (result,) = self.tools.declare([command.skill])
+        content = result.content
+        if result.status == "ok":
+            self.tools.tie_call_id(command.skill, call_id)
+            skill = self.harness.repo.get(command.skill)
+            body = expand(skill.body(), command.arguments, skill_dir=skill.directory)
+            content = render_load(skill, body, [], max_doc_chars=self.tools.max_file_chars)
+            self._on_loaded(command.skill)
+        arguments = {"skill": command.skill, "arguments": command.arguments}
+        return ToolRecord(
+            call_id, "skill_load", arguments, result.status, content, _ms(started), source="slash"
+        )
+
+    # -- a tool call ---------------------------------------------------------------------
+
+    def tool_name(self, sent: str, offer: Offer | None = None) -> str:
+        """The tool a slipped name means (``Skill-Load`` → ``skill_load``); as sent when none
+        fits."""
+        known = [*self.tools.tool_names, *(offer.tools if offer else ())]
+        return normalise_tool_name(sent, known) or sent
+
+    def signature(self, call: ToolCall, offer: Offer | None = None) -> str:
+        """The key failures of ``call`` are counted under: the call as the tool that reads it
+        validates it, so a respelt call is the same call."""
+        call = canonical_call(call, self.settings.tool_style)
+        name = self.tool_name(call.name, offer)
+        if name in self.tools.tool_names:
+            return self.tools.signature(name, call.arguments)
+        if offer is not None and name in offer.tools:
+            return offer.tools[name].signature(call.arguments)
+        return failure_signature(call.name, call.arguments)
+
+    async def call(
+        self,
+        call: ToolCall,
+        offer: Offer | None = None,
+        *,
+        history: Collection[str] | None = None,
+        state: SessionState | None = None,
+        trace_fields: Mapping[str, Any] | None = None,
+        traced: bool = True,
+    ) -> ToolRecord:
+        """Run one tool call as the model sent it; never raises for anything the model sent.
+
+        Args:
+            call: The call (its name as the model spelt it, its arguments as sent).
+            offer: What the request offered (user tools run from here); None: skill tools only.
+            history: Tool call ids whose results the model still has (None: unknown).
+            state: The session state read before the step's calls (one read per step).
+            trace_fields: Extra fields of the call's trace record (the loop's step).
+            traced: Write the call's trace record now (False: the caller writes it with
+                :meth:`trace_call`, e.g. to keep a step's records in call order).
+        """
+        started = time.perf_counter()
+        call = canonical_call(call, self.settings.tool_style)  # records speak the contract
+        name = self.tool_name(call.name, offer)
+        signature = self.signature(call, offer)
+        if state is None:
+            state = await anyio.to_thread.run_sync(self.tools.state)
+        retry_count = state.failures.get(signature, 0)
+        agent = self.settings.agent
+        with span("skillshelf.tool", {"agent": agent, "tool": name}) as extra:
+            outcome = await self._dispatch(call, name, offer, history, state, signature)
+            extra["status"] = outcome.status
+        repairs = outcome.notes
+        if name != call.name:
+            repairs = (f"Read tool name {_shown(call.name)} as '{name}'.", *repairs)
+        record = ToolRecord(
+            call.id,
+            name,
+            outcome.arguments,
+            outcome.status,
+            outcome.content,
+            _ms(started),
+            retry_count,
+            error_kind=outcome.kind if outcome.status != "ok" else None,
+            repairs=repairs,
+            exit_code=outcome.exit_code,
+            timed_out=outcome.timed_out,
+        )
+        if traced:
+            self.trace_call(record, **(trace_fields or {}))
+        return record
+
+    def trace_call(self, record: ToolRecord, **fields: Any) -> None:
+        """The trace record of one tool call (every face writes the same fields)."""
+        self.harness.record(
+            "tool",
+            self.conversation,
+            call_id=record.call_id,
+            tool=record.tool,
+            arguments=record.arguments,
+            duration_ms=record.duration_ms,
+            retry_count=record.retry_count,
+            # In the agent loop the source says who made the call (model, slash, declared);
+            # in another face, which face it was.
+            source=record.source if self.harness.source == "agent" else self.harness.source,
+            message=None if record.status == "ok" else clip(record.content, TRACE_MESSAGE_CHARS),
+            repairs=list(record.repairs),
+            **record.trace_fields(),
+            **fields,
+        )
+
+    def record(self, kind: str, **fields: Any) -> None:
+        """A trace record of this conversation (a turn, a model request, a run's totals)."""
+        self.harness.record(kind, self.conversation, **fields)
+
+    async def _dispatch(
+        self,
+        call: ToolCall,
+        name: str,
+        offer: Offer | None,
+        history: Collection[str] | None,
+        state: SessionState,
+        signature: str,
+    ) -> _Outcome:
+        if name in self.tools.tool_names:  # SkillTools grades and counts its own
+            return await self._skill_call(call, name, history, state)
+        if offer is not None and name in offer.tools:
+            tool = offer.tools[name]
+            outcome = await self._user_call(tool, call)
+            limit = (tool.retries if tool.retries is not None else self.settings.tool_retries) + 1
+        else:
+            outcome = self._unknown_tool(call, offer)
+            limit = None
+        if outcome.status == "recoverable":
+            count = await anyio.to_thread.run_sync(self.tools.record_failure, signature)
+            if limit is None:
+                outcome.status, outcome.content = grade_failure(call.name, count, outcome.content)
+            else:
+                outcome.status, outcome.content = grade_failure(
+                    name, count, outcome.content, limit=limit
+                )
+        return outcome
+
+    def _unknown_tool(self, call: ToolCall, offer: Offer | None) -> _Outcome:
+        available = [*self.tools.tool_names, *(offer.tools if offer else ())]
+        close = closest_names(call.name, available) if len(call.name) <= 256 else []
+        hint = f" Did you mean: {', '.join(close)}?" if close else ""
+        message = (
+            f"Unknown tool {_shown(call.name)}.{hint} Available tools: {', '.join(available)}."
+        )
+        return _Outcome("recoverable", message, call.arguments, "unknown_tool")
+
+    async def _skill_call(
+        self, call: ToolCall, name: str, history: Collection[str] | None, state: SessionState
+    ) -> _Outcome:
+        names = [s.name for s in self.tools.visible_skills() if s.model_invocable]
+        parsed = parse_arguments(name, call.arguments, skill_names=names)
+        arguments: Any = call.arguments
+        if isinstance(parsed, ParsedArgs):
+            arguments = parsed.args.model_dump()
+            # The MCP server's conversation handle means nothing in process, and a load
+            # without args has none: unset, unshown.
+            for key in ("conversation", "args"):
+                if arguments.get(key, "") is None:
+                    del arguments[key]
+            if name == "skill_load":
+                skill = self.harness.repo.find(parsed.args.skill)  # type: ignore[attr-defined]
+                if skill is not None and self._forks(skill, state):
+                    return await self._run_fork(skill, parsed.args, arguments, call)
+            if name == "workspace_exec":
+                # A skill's allowed-tools speak of Bash(python3:*): workspace_exec is that shell.
+                command = getattr(parsed.args, "command", "")
+                refusal = self.allowed_tools_refusal("Bash", {"command": command})
+                if refusal:
+                    return _Outcome("recoverable", refusal, arguments, "refused")
+        # In a worker thread: a running script must not hold up the step's other calls.
+        result = await anyio.to_thread.run_sync(
+            functools.partial(
+                self.tools.call, name, call.arguments, call_id=call.id, history_call_ids=history
+            )
+        )
+        if result.status == "ok" and name == "skill_load" and result.data:
+            await anyio.to_thread.run_sync(self._on_loaded, str(result.data["skill"]))
+        return _Outcome.of(result, arguments)
+
+    def _forks(self, skill: Skill, state: SessionState) -> bool:
+        """Whether loading ``skill`` runs it in a sub-agent: it says ``context: fork``, this
+        face can fork, this is not already its fork, and it is not loaded here already."""
+        context = (skill.manifest.context or "").strip().casefold()
+        return (
+            self._fork is not None
+            and context == _FORK
+            and self.settings.fork_of != skill.name
+            and skill.name not in state.loaded
+        )
+
+    async def _run_fork(self, skill: Skill, args: Any, arguments: Any, call: ToolCall) -> _Outcome:
+        assert self._fork is not None
+        task = expand(skill.body(), args.args or "", skill_dir=skill.directory)
+        try:
+            answer = await self._fork(skill, task)
+        except (SkillshelfError, UsageError) as exc:
+            message = (
+                f"The skill {skill.name!r} runs in a sub-agent, which failed: "
+                f"{clip(str(exc))}. Tell the user, or try another way."
+            )
+            count = self.tools.record_failure(self.tools.signature(call.name, call.arguments))
+            status, message = grade_failure("skill_load", count, message)
+            return _Outcome(status, message, arguments, "tool_error")
+        return _Outcome("ok", fork_result(skill, answer), arguments)
+
+    async def _user_call(self, tool: Tool, call: ToolCall) -> _Outcome:
+        parsed = tool.validate(call.arguments)
+        if isinstance(parsed, ArgumentProblem):
+            return _Outcome("recoverable", parsed.message, call.arguments, parsed.kind)
+        arguments, notes = parsed.values, parsed.notes
+        if parsed.ignored:
+            notes += (f"Ignored unknown arguments: {', '.join(parsed.ignored)}.",)
+        refusal = await anyio.to_thread.run_sync(self.allowed_tools_refusal, tool.name, arguments)
+        if refusal:
+            return _Outcome("recoverable", refusal, arguments, "refused", notes)
+        context = ToolContext(self.conversation, self.settings.agent, self.trace)
+        timeout = tool.timeout_s if tool.timeout_s is not None else self.settings.tool_timeout_s
+        run = await run_tool(tool, arguments, context, timeout_s=timeout, session=self.conversation)
+        if run.status != "ok":
+            return _Outcome(run.status, run.text, arguments, run.kind, notes)
+        content = run.text
+        if notes:
+            content += "\n\n(Arguments adjusted: " + " ".join(notes) + ")"
+        return _Outcome("ok", content, arguments, None, notes)
+
+    # -- session-lifetime activations ----------------------------------------------------
+
+    def _persisted_activations(self) -> list[tuple[int, str]]:
+        entries = self.tools.store.get_entries(
+            self.conversation, self.settings.agent, [ACTIVATIONS_ENTRY]
+        )
+        return _activation_pairs(entries.get(ACTIVATIONS_ENTRY))
+
+    def _on_loaded(self, name: str) -> None:
+        keep = [
+            (index, name)
+            for index, activation in enumerate(self.settings.activations)
+            if activation.lifetime == "session"
+            and activated_tools(activation, name, self.harness.allowed_tools(name))
+        ]
+        if not keep:
+            return
+
+        def add(entries: Entries) -> dict[str, Doc | None]:
+            current = _activation_pairs(entries.get(ACTIVATIONS_ENTRY))
+            pairs = current + [p for p in keep if p not in current]
+            return {ACTIVATIONS_ENTRY: {"session": [list(p) for p in pairs]}}
+
+        self.tools.store.update_entries(
+            self.conversation, self.settings.agent, [ACTIVATIONS_ENTRY], add
+        )
+
+
+def fork_result(skill: Skill, answer: str) -> str:
+    """The ``skill_load`` result of a forked skill: who ran it and its final answer."""
+    by = f" ({clip(skill.manifest.agent, 80)!r})" if skill.manifest.agent else ""
+    return (
+        f"The skill {skill.name!r} ran in a sub-agent{by}; its steps are not shown. "
+        f"Its final answer:\n\n{answer}"
+    )
+
+
+def _activation_pairs(doc: Doc | None) -> list[tuple[int, str]]:
+    """The (activation index, skill) pairs of a stored activations entry; a malformed entry
+    reads as none (it is only a record of what was offered)."""
+    pairs: list[tuple[int, str]] = []
+    rows = doc.get("session") if isinstance(doc, dict) else None
+    for row in rows if isinstance(rows, list) else ():
+        if (
+            isinstance(row, list)
+            and len(row) == 2
+            and isinstance(row[0], int)
+            and isinstance(row[1], str)
+        ):
+            pairs.append((row[0], row[1]))
+    return pairs
+
+
+def _tool_options(settings: SkillSettings) -> dict[str, Any]:
+    return {
+        "store": settings.store,
+        "agent": settings.agent,
+        "load_mode": settings.load_mode,
+        "max_loaded": settings.max_loaded,
+        "visible": settings.visible,
+        "workspace": settings.workspace,
+        "executor": settings.executor,
+        "exec_policy": settings.exec_policy,
+    }
+
+
+def _shown(name: str) -> str:
+    return repr(clip(name))
+
+
+def _ms(started: float) -> float:
+    return round((time.perf_counter() - started) * 1000, 3)

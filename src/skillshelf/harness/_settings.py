@@ -1,0 +1,165 @@
+"""Every option of the harness in one frozen value: what the model sees, how long loads last,
+which tools it is offered, what it may run and where records go.
+
+The agent loop, ``serve`` and the framework integrations take a :class:`SkillSettings` (their
+keyword arguments are shortcuts that build one), so each option is declared and checked here
+once and reaches every face alike.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Final, Literal, get_args
+
+from skillshelf.core.catalog import CatalogFormat
+from skillshelf.core.session import DEFAULT_MAX_LOADED, LoadMode
+from skillshelf.errors import UsageError
+from skillshelf.harness._materialize import Placement
+from skillshelf.harness._records import DEFAULT_TOOL_RETRIES, DEFAULT_TOOL_TIMEOUT_S
+from skillshelf.harness._tool_style import TOOL_STYLES, ToolStyle
+from skillshelf.skills.skill import Skill
+from skillshelf.stores import SessionStore
+from skillshelf.tools.user_tools import Activation, Tool
+
+if TYPE_CHECKING:
+    from skillshelf.exec.runner import Executor
+    from skillshelf.exec.workspace import ExecPolicy, WorkspaceManager
+    from skillshelf.harness._trace import Trace
+
+__all__ = [
+    "DEFAULT_CATALOG_BUDGET",
+    "CatalogPlacement",
+    "DeclaredLoad",
+    "SkillSettings",
+]
+
+DEFAULT_CATALOG_BUDGET: Final = 12_000  # characters: a few hundred skills with trimmed text
+CatalogPlacement = Literal["system", "reminder"]
+DeclaredLoad = str | tuple[str, Sequence[str]]
+_LOAD_MODES: Final = get_args(LoadMode)
+_FORMATS: Final = get_args(CatalogFormat)
+_PLACEMENTS: Final = get_args(CatalogPlacement)
+_CONTENT_PLACEMENTS: Final = get_args(Placement)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SkillSettings:
+    """The harness's options (frozen: derive a variant with :meth:`replace`).
+
+    Attributes:
+        agent: The agent's name: its skill state is kept under it within a conversation
+            (distinct per sub-agent).
+        instructions: The caller's part of the system prompt, before the catalog.
+        store: Session store for skill state (None: an in-memory store private to the
+            harness that takes these settings).
+        load_mode: How long a model's load lasts: ``once`` (the model request after it),
+            ``turn`` (until the next user message) or ``session``.
+        max_loaded: Skills kept loaded at once; one more evicts the least recently touched.
+        visible: Filter on the skills the model may see.
+        catalog_format: ``xml`` or ``markdown``.
+        catalog_budget: Characters the catalog may take (None: no limit).
+        catalog_placement: ``system`` (in the system prompt) or ``reminder`` (a
+            ``<system-reminder>`` user message before the conversation, as Claude Code does).
+        placement: Where loaded content goes: ``tool_result`` (the system prompt stays
+            byte-stable) or ``system``.
+        tool_style: How the skill tools are offered: ``skillshelf`` (the contract) or
+            ``claude-code`` (one ``Skill`` tool).
+        tools: User tools always offered.
+        activations: User tools offered only once a skill is loaded.
+        declared: Skills (or ``(skill, docs)``) loaded for the whole session up front.
+        enforce_allowed_tools: While the active (last loaded) skill declares
+            ``allowed-tools``, refuse calls outside them.
+        tool_timeout_s: Seconds a user tool's call may take, unless the tool sets its own.
+        tool_retries: Identical failing calls of a user tool allowed before it is fatal,
+            unless the tool sets its own.
+        workspace: Enables ``workspace_exec`` (one workspace per conversation).
+        executor: Runs ``workspace_exec`` commands (None: ``auto``).
+        exec_policy: What ``workspace_exec`` may run.
+        trace: Where JSON decision records go.
+        fork_of: Set on the settings of a sub-agent running a ``context: fork`` skill: its own
+            loads of that skill are ordinary loads.
+    """
+
+    agent: str = "main"
+    instructions: str = ""
+    store: SessionStore | None = None
+    load_mode: LoadMode = "turn"
+    max_loaded: int = DEFAULT_MAX_LOADED
+    visible: Callable[[Skill], bool] | None = None
+    catalog_format: CatalogFormat = "xml"
+    catalog_budget: int | None = DEFAULT_CATALOG_BUDGET
+    catalog_placement: CatalogPlacement = "system"
+    placement: Placement = "tool_result"
+    tool_style: ToolStyle = "skillshelf"
+    tools: tuple[Tool, ...] = field(default=())
+    activations: tuple[Activation, ...] = field(default=())
+    declared: tuple[DeclaredLoad, ...] = field(default=())
+    enforce_allowed_tools: bool = False
+    tool_timeout_s: float = DEFAULT_TOOL_TIMEOUT_S
+    tool_retries: int = DEFAULT_TOOL_RETRIES
+    workspace: WorkspaceManager | None = None
+    executor: Executor | None = None
+    exec_policy: ExecPolicy | None = None
+    trace: Trace | None = None
+    fork_of: str | None = None
+
+    def __post_init__(self) -> None:
+        # Sequences given as lists are kept as tuples: the value stays frozen.
+        for name in ("tools", "activations", "declared"):
+            value = getattr(self, name)
+            if not isinstance(value, tuple):
+                object.__setattr__(self, name, tuple(value))
+        _choice("load_mode", self.load_mode, _LOAD_MODES)
+        _choice("catalog_format", self.catalog_format, _FORMATS)
+        _choice("catalog_placement", self.catalog_placement, _PLACEMENTS)
+        _choice("placement", self.placement, _CONTENT_PLACEMENTS)
+        _choice("tool_style", self.tool_style, TOOL_STYLES)
+        if not isinstance(self.agent, str) or not self.agent.strip():
+            raise UsageError("agent must be a non-empty name")
+        if isinstance(self.max_loaded, bool) or not isinstance(self.max_loaded, int):
+            raise UsageError("max_loaded must be an integer")
+        if self.max_loaded < 1:
+            raise UsageError("max_loaded must be at least 1")
+        if self.catalog_budget is not None and self.catalog_budget < 0:
+            raise UsageError("catalog_budget must not be negative")
+        if not self.tool_timeout_s > 0:
+            raise UsageError("tool_timeout_s must be positive")
+        if self.tool_retries < 0:
+            raise UsageError("tool_retries must not be negative")
+
+    def replace(self, **changes: Any) -> SkillSettings:
+        """A copy with ``changes`` (checked like the original)."""
+        unknown = sorted(set(changes) - FIELDS)
+        if unknown:
+            raise UsageError(f"SkillSettings has no option {', '.join(unknown)}")
+        return dataclasses.replace(self, **changes)
+
+    @classmethod
+    def of(cls, settings: SkillSettings | None, **shortcuts: Any) -> SkillSettings:
+        """``settings`` (default: the defaults) with the keyword shortcuts applied that differ
+        from the option's default: what a constructor taking both ``settings=`` and keyword
+        shortcuts does (a shortcut left at its default keeps the value ``settings`` has)."""
+        base = settings if settings is not None else cls()
+        given = {k: v for k, v in shortcuts.items() if not _is_default(k, v)}
+        return base.replace(**given) if given else base
+
+
+FIELDS: Final = frozenset(f.name for f in dataclasses.fields(SkillSettings))
+_DEFAULTS: Final = {f.name: f.default for f in dataclasses.fields(SkillSettings)}
+
+
+def _is_default(name: str, value: object) -> bool:
+    if name not in _DEFAULTS:
+        raise UsageError(f"SkillSettings has no option {name}")
+    default = _DEFAULTS[name]
+    if isinstance(value, list | tuple) and isinstance(default, tuple):
+        return tuple(value) == default
+    return value is default or (type(value) is type(default) and value == default)
+
+
+def _choice(name: str, value: object, allowed: tuple[object, ...]) -> None:
+    if value not in allowed:
+        shown = ", ".join(repr(a) for a in allowed)
+        raise UsageError(f"{name} must be one of {shown}, not {value!r}")
