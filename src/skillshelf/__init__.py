@@ -126,7 +126,6 @@ if TYPE_CHECKING:
         RetryPolicy,
         RunResult,
     )
-    from skillshelf.harness import Trace
     from skillshelf.core.catalog import CatalogEntry, render_catalog
     from skillshelf.core.diagnostics import Diagnostic
     from skillshelf.errors import (
@@ -141,6 +140,7 @@ if TYPE_CHECKING:
         UsageError,
     )
     from skillshelf.exec.workspace import ExecPolicy, WorkspaceManager
+    from skillshelf.harness import Trace
     from skillshelf.models import ModelError, Usage, open_model
     from skillshelf.repository import Repository
     from skillshelf.repository.watch import Watcher

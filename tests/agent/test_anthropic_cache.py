@@ -19,8 +19,7 @@ import pytest
 from fake_providers import FakeAnthropic, Script
 
 from skillshelf.agent.loop import Agent, RetryPolicy
-from skillshelf.harness import LOADED_CONTEXT_HEADER
-from skillshelf.harness import Trace
+from skillshelf.harness import LOADED_CONTEXT_HEADER, Trace
 from skillshelf.models import ModelError, ModelRequest, Usage, open_model
 from skillshelf.models.anthropic_messages import (
     MAX_BREAKPOINTS,

@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from skillshelf.harness import ContextSnapshot, Placement, assemble
 from skillshelf.core.files import FileTree, TreeEntry
 from skillshelf.core.render import (
     LOADED_CONTEXT_HEADER,
@@ -14,6 +13,7 @@ from skillshelf.core.render import (
     render_release_note,
 )
 from skillshelf.core.session import LoadedSkill
+from skillshelf.harness import ContextSnapshot, Placement, assemble
 
 Message = dict[str, Any]
 SYSTEM: Message = {"role": "system", "content": "You are careful."}

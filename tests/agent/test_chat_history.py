@@ -29,8 +29,8 @@ from skillshelf.agent.history import (
     trim_history,
 )
 from skillshelf.agent.loop import Agent
-from skillshelf.harness import LOADED_CONTEXT_HEADER
 from skillshelf.errors import UsageError
+from skillshelf.harness import LOADED_CONTEXT_HEADER
 from skillshelf.repository import Repository
 from skillshelf.stores import SessionStore
 from skillshelf.stores.memory import MemoryStore

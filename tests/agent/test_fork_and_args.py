@@ -14,8 +14,7 @@ from skillshelf.agent.config import AgentConfig
 from skillshelf.agent.fork import fork_config
 from skillshelf.agent.loop import Agent
 from skillshelf.agent.results import RetryPolicy
-from skillshelf.harness import CLAUDE_CODE_GUIDANCE
-from skillshelf.harness import Trace
+from skillshelf.harness import CLAUDE_CODE_GUIDANCE, Trace
 from skillshelf.models import ModelRequest, ModelResponse
 from skillshelf.repository import Repository
 from skillshelf.testing import ScriptedModel, make_skill, reply

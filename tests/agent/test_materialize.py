@@ -13,8 +13,8 @@ from typing import Any
 
 import pytest
 
-from skillshelf.harness import LOADED_CONTEXT_HEADER, materialize
 from skillshelf.core.session import LoadMode
+from skillshelf.harness import LOADED_CONTEXT_HEADER, materialize
 from skillshelf.repository import Repository
 from skillshelf.skills.content import render_load
 from skillshelf.stores.memory import MemoryStore

@@ -10,10 +10,10 @@ from typing import Any
 
 import pytest
 
-from skillshelf.harness import _trace as trace_module
-from skillshelf.harness import Trace, digest, span
 from skillshelf.core.allowed_tools import call_allowed, pattern_tool
 from skillshelf.core.slash import SlashCommand, SlashCommandError, expand, parse_commands
+from skillshelf.harness import Trace, digest, span
+from skillshelf.harness import _trace as trace_module
 
 NAMES = {"alpha", "beta-two"}
 

@@ -14,9 +14,9 @@ from click.testing import CliRunner
 
 from finished_executor import FinishedExecutor
 from skillshelf.agent.loop import Agent, RepeatedToolFailureError
-from skillshelf.harness import Trace
 from skillshelf.cli import main
 from skillshelf.exec.workspace import WorkspaceManager
+from skillshelf.harness import Trace
 from skillshelf.reports.tracereport import read_trace, summarize_trace
 from skillshelf.repository import Repository
 from skillshelf.testing import ScriptedModel, make_skill, reply

@@ -25,10 +25,10 @@ from pydantic import Field
 
 from finished_executor import FinishedExecutor
 from redis_servers import free_port, redis_server_binary, running_redis
-from skillshelf.harness import Trace
 from skillshelf.errors import MissingExtraError
 from skillshelf.exec.runner import BwrapExecutor, bwrap_available
 from skillshelf.exec.workspace import WorkspaceManager
+from skillshelf.harness import Trace
 from skillshelf.integrations.langchain import SkillsMiddleware
 from skillshelf.repository import Repository
 from skillshelf.stores import open_store

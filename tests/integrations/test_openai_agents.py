@@ -32,8 +32,8 @@ from openai.types.responses import (
 )
 
 from finished_executor import FinishedExecutor
-from skillshelf.harness import Trace
 from skillshelf.errors import MissingExtraError, UsageError
+from skillshelf.harness import Trace
 from skillshelf.integrations.openai_agents import SkillKit, conversation_of, skill_tools
 from skillshelf.repository import Repository
 from skillshelf.stores import SessionStore, open_store
@@ -373,7 +373,8 @@ def test_the_trace_records_turns_model_steps_and_tool_calls(repo: Repository) ->
     assert [r["type"] for r in records] == ["turn", "model", "tool", "model"]
     tool = records[2]
     assert tool["tool"] == "skill_load" and tool["status"] == "ok" and tool["session"] == "a"
-    assert tool["arguments"] == {"skill": "csv-insights"}
+    # The arguments as the harness validated them: the agent loop's record.
+    assert tool["arguments"] == {"skill": "csv-insights", "docs": [], "include_all_docs": False}
     assert records[1]["tool_calls"] == ["skill_load"]
 
 

@@ -29,11 +29,11 @@ from pydantic_ai.models.function import AgentInfo, FunctionModel
 
 from finished_executor import FinishedExecutor
 from redis_servers import free_port, redis_server_binary, running_redis
-from skillshelf.harness import Trace
 from skillshelf.core.session import LoadMode
 from skillshelf.errors import MissingExtraError, install_hint
 from skillshelf.exec.runner import BwrapExecutor, bwrap_available
 from skillshelf.exec.workspace import WorkspaceManager
+from skillshelf.harness import Trace
 from skillshelf.integrations.pydantic_ai import SkillsToolset
 from skillshelf.repository import Repository
 from skillshelf.stores import open_store

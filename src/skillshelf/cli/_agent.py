@@ -24,10 +24,10 @@ from skillshelf.agent.results import (
     DEFAULT_TOOL_TIMEOUT_S,
     RetryPolicy,
 )
-from skillshelf.harness import TOOL_STYLES
 from skillshelf.cli._common import F, exec_options, open_executor
 from skillshelf.core.session import DEFAULT_MAX_LOADED
 from skillshelf.exec.workspace import ExecPolicy
+from skillshelf.harness import TOOL_STYLES
 
 __all__ = ["agent_options", "agent_settings"]
 

@@ -26,8 +26,8 @@ from typing import TYPE_CHECKING, Any, Final
 import anyio
 
 from skillshelf.agent.results import DEFAULT_INSTRUCTIONS, DEFAULT_MAX_STEPS
-from skillshelf.harness import Trace
 from skillshelf.errors import SkillshelfError
+from skillshelf.harness import Trace
 from skillshelf.models import Model, ModelAuthError, Usage
 
 if TYPE_CHECKING:

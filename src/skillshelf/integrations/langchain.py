@@ -25,10 +25,8 @@ Needs the ``langchain`` extra; importing this module without it raises
 from __future__ import annotations
 
 import json
-import threading
 import time
 import uuid
-from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Final, NotRequired
 
@@ -54,17 +52,27 @@ except ImportError as exc:
         "langchain", module=exc.name or "langchain", feature="The LangChain integration"
     ) from exc
 
-from skillshelf.agent.config import DEFAULT_CATALOG_BUDGET, skills_prompt
-from skillshelf.harness import Placement, materialize
-from skillshelf.agent.results import DEFAULT_TOOL_TIMEOUT_S
-from skillshelf.harness import Trace, digest, span
 from skillshelf.core.catalog import CatalogFormat
 from skillshelf.core.session import DEFAULT_MAX_LOADED, LoadMode, grade_failure
+from skillshelf.harness import (
+    DEFAULT_CATALOG_BUDGET,
+    LOAD_TOOL_NAMES,
+    Harness,
+    Placement,
+    SkillSession,
+    SkillSettings,
+    ToolRecord,
+    Trace,
+    digest,
+    materialize,
+    span,
+)
+from skillshelf.models import ToolCall
 from skillshelf.repository import Repository
 from skillshelf.skills.skill import Skill
-from skillshelf.stores import SessionStore, open_store
-from skillshelf.tools.skill_tools import SkillTools, ToolResult
-from skillshelf.tools.spec import ALL_TOOLS, ArgumentProblem
+from skillshelf.stores import SessionStore
+from skillshelf.tools.skill_tools import SkillTools
+from skillshelf.tools.spec import ALL_TOOLS, ArgumentProblem, to_openai
 from skillshelf.tools.user_tools import (
     Activation,
     Tool,
@@ -83,10 +91,9 @@ __all__ = ["SkillsMiddleware", "SkillsState"]
 
 
 SESSION_KEY: Final = "skillshelf_session"
-_SKILL_NAMES: Final = frozenset(ALL_TOOLS)
-# SkillTools kept per session: the state lives in the store, but an instance keeps the executor
-# it chose (and its warning) for workspace_exec. Beyond this many, the oldest is dropped.
-_KEPT_SESSIONS: Final = 256
+# The skill tools in every tool style (Claude Code's Skill is skill_load).
+_SKILL_NAMES: Final = frozenset(ALL_TOOLS) | LOAD_TOOL_NAMES
+_SOURCE: Final = "langchain"
 
 
 class SkillsState(AgentState[Any]):
@@ -119,6 +126,12 @@ class SkillsMiddleware(AgentMiddleware[SkillsState, Any, Any]):
         executor: Runs ``workspace_exec`` commands (default: bubblewrap where it works).
         exec_policy: What ``workspace_exec`` may run.
         trace: Where JSONL trace records go.
+        settings: Every harness option (:class:`~skillshelf.harness.SkillSettings`); the
+            keywords above are shortcuts that override it. With ``enforce_allowed_tools``, a
+            call outside the active skill's ``allowed-tools`` is refused (graded).
+
+    Every call goes through the thread's :class:`~skillshelf.harness.SkillSession`, the
+    harness skillshelf's own agent uses.
 
     Raises:
         UsageError: An activation has ``session`` lifetime or a tool clashes with a skill tool.
@@ -143,61 +156,61 @@ class SkillsMiddleware(AgentMiddleware[SkillsState, Any, Any]):
         executor: Executor | None = None,
         exec_policy: ExecPolicy | None = None,
         trace: Trace | None = None,
+        settings: SkillSettings | None = None,
     ) -> None:
         super().__init__()
-        if any(a.lifetime == "session" for a in activations):
+        chosen = SkillSettings.of(
+            settings,
+            store=store,
+            agent=agent,
+            load_mode=load_mode,
+            max_loaded=max_loaded,
+            visible=visible,
+            placement=placement,
+            catalog_format=catalog_format,
+            catalog_budget=catalog_budget,
+            activations=tuple(activations),
+            workspace=workspace,
+            executor=executor,
+            exec_policy=exec_policy,
+            trace=trace,
+        )
+        if any(a.lifetime == "session" for a in chosen.activations):
             raise UsageError("SkillsMiddleware supports activations of 'invocation' lifetime only")
-        check_names([], activations)
+        check_names([], chosen.activations)
         self.repo = repo
-        self.store = store if store is not None else open_store(None)
-        self.agent = agent
-        self.load_mode: LoadMode = load_mode
-        self.max_loaded = max_loaded
-        self.visible = visible
-        self.placement: Placement = placement
-        self.catalog_format: CatalogFormat = catalog_format
-        self.catalog_budget = catalog_budget
-        self.activations = tuple(activations)
-        self.workspace = workspace
-        self.executor = executor
-        self.exec_policy = exec_policy
-        self.trace = trace
-        self._sessions: OrderedDict[str, SkillTools] = OrderedDict()
-        self._lock = threading.Lock()
+        self.harness = Harness(repo, chosen, source=_SOURCE)
+        self.settings = self.harness.settings
         self._gated: dict[str, Tool] = {
-            t.name: t for a in self.activations for t in a.tools if t.name not in _SKILL_NAMES
+            t.name: t
+            for a in self.settings.activations
+            for t in a.tools
+            if t.name not in _SKILL_NAMES
         }
-        self.tools = [
-            *self._skill_tools(self._new_tools("-")),
-            *map(_native, self._gated.values()),
-        ]
+        self.tools = [*self._skill_tools(), *map(_native, self._gated.values())]
+
+    @property
+    def agent(self) -> str:
+        return self.settings.agent
+
+    @property
+    def store(self) -> SessionStore:
+        store = self.settings.store
+        assert store is not None  # the harness gave it one
+        return store
 
     # -- sessions --------------------------------------------------------------------------
 
+    def session(self, session_id: str) -> SkillSession:
+        """The harness of one session (a LangGraph thread) and this agent."""
+        return self.harness.session(session_id)
+
     def skill_tools(self, session_id: str) -> SkillTools:
         """The :class:`SkillTools` of one session (a LangGraph thread) and this agent."""
-        with self._lock:
-            tools = self._sessions.get(session_id)
-            if tools is None:
-                tools = self._sessions[session_id] = self._new_tools(session_id)
-            self._sessions.move_to_end(session_id)
-            while len(self._sessions) > _KEPT_SESSIONS:
-                self._sessions.popitem(last=False)
-            return tools
+        return self.session(session_id).tools
 
-    def _new_tools(self, session_id: str) -> SkillTools:
-        return SkillTools(
-            self.repo,
-            store=self.store,
-            session_id=session_id,
-            agent=self.agent,
-            load_mode=self.load_mode,
-            max_loaded=self.max_loaded,
-            visible=self.visible,
-            workspace=self.workspace,
-            executor=self.executor,
-            exec_policy=self.exec_policy,
-        )
+    def _of(self, state: Mapping[str, Any]) -> SkillSession:
+        return self.session(self._session(state))
 
     def _session(self, state: Mapping[str, Any]) -> str:
         thread = _thread_id()
@@ -213,11 +226,11 @@ class SkillsMiddleware(AgentMiddleware[SkillsState, Any, Any]):
         update: dict[str, Any] | None = None
         if _thread_id() is None and not isinstance(state.get(SESSION_KEY), str):
             update = {SESSION_KEY: uuid.uuid4().hex}
-        session = (update or {}).get(SESSION_KEY) or self._session(state)
-        self.skill_tools(session).begin_turn()
+        session = self.session((update or {}).get(SESSION_KEY) or self._session(state))
+        session.begin_turn()
         messages = state.get("messages") or []
         text = messages[-1].text if messages else ""
-        self._record("turn", session, user_digest=digest(text))
+        session.record("turn", user_digest=digest(text))
         return update
 
     async def abefore_agent(self, state: SkillsState, runtime: Any) -> dict[str, Any] | None:
@@ -228,34 +241,29 @@ class SkillsMiddleware(AgentMiddleware[SkillsState, Any, Any]):
 
     def system_text(self) -> str:
         """The catalog and guidance appended to the system message (stable bytes)."""
-        skills = [s for s in self.repo.skills if self._sees(s)]
-        return skills_prompt(skills, format=self.catalog_format, budget_chars=self.catalog_budget)
+        return self.harness.instructions()
 
-    def _sees(self, skill: Skill) -> bool:
-        return self.visible is None or self.visible(skill)
-
-    def _prepare(self, request: ModelRequest[Any]) -> tuple[ModelRequest[Any], SkillTools]:
-        tools = self.skill_tools(self._session(request.state))
+    def _prepare(self, request: ModelRequest[Any]) -> tuple[ModelRequest[Any], SkillSession]:
+        session = self._of(request.state)
         own = request.system_prompt or ""
-        skills = self.system_text()
-        system = "\n\n".join(p for p in (own.strip(), skills) if p)
+        system = "\n\n".join(p for p in (own.strip(), self.system_text()) if p)
         prepared = request.override(
             system_message=SystemMessage(content=system) if system else None,
-            messages=_materialized(request.messages, tools, self.placement),
-            tools=[*self._skill_tools(tools), *self._offered(request.tools, tools)],
+            messages=_materialized(request.messages, session.tools, self.settings.placement),
+            tools=[*self._skill_tools(), *self._offered(request.tools, session)],
         )
-        return prepared, tools
+        return prepared, session
 
-    def _skill_tools(self, tools: SkillTools) -> list[BaseTool]:
-        return [_SkillTool.of(schema) for schema in tools.schemas("openai")]
+    def _skill_tools(self) -> list[BaseTool]:
+        return [_SkillTool.of(schema) for schema in to_openai(self.harness.skill_definitions())]
 
-    def _offered(self, registered: Sequence[Any], tools: SkillTools) -> list[Any]:
+    def _offered(self, registered: Sequence[Any], session: SkillSession) -> list[Any]:
         """The caller's tools minus activated ones not in force; ``only`` activations win."""
-        state = tools.state()
+        state = session.tools.state()
         in_force = []
-        for activation in self.activations:
+        for activation in self.settings.activations:
             for name in state.loaded:
-                chosen = activated_tools(activation, name, self._allowed_tools(name))
+                chosen = activated_tools(activation, name, self.harness.allowed_tools(name))
                 if chosen:
                     in_force.append((activation, chosen))
         plain = [_shim(n) for t in registered if (n := _name(t)) not in self._gated]
@@ -264,19 +272,14 @@ class SkillsMiddleware(AgentMiddleware[SkillsState, Any, Any]):
         }
         return [t for t in registered if _name(t) in offered]
 
-    def _allowed_tools(self, name: str) -> tuple[str, ...]:
-        skill = self.repo.find(name)
-        return skill.manifest.allowed_tools if skill is not None else ()
-
     def _finish_model(
-        self, request: ModelRequest[Any], response: Any, tools: SkillTools, started: float
+        self, request: ModelRequest[Any], response: Any, session: SkillSession, started: float
     ) -> None:
-        tools.after_request()
+        session.after_request()
         messages = getattr(response, "result", None) or []
         calls = [c["name"] for m in messages for c in getattr(m, "tool_calls", None) or ()]
-        self._record(
+        session.record(
             "model",
-            tools.session_id,
             model=type(request.model).__name__,
             tool_calls=calls,
             tools_offered=[_name(t) for t in request.tools],
@@ -289,11 +292,11 @@ class SkillsMiddleware(AgentMiddleware[SkillsState, Any, Any]):
         handler: Callable[[ModelRequest[Any]], ModelResponse[Any]],
     ) -> Any:
         """Send the request with the catalog, the tools in force and materialised messages."""
-        prepared, tools = self._prepare(request)
+        prepared, session = self._prepare(request)
         started = time.perf_counter()
         with span("skillshelf.model", {"agent": self.agent}):
             response = handler(prepared)
-        self._finish_model(prepared, response, tools, started)
+        self._finish_model(prepared, response, session, started)
         return response
 
     async def awrap_model_call(
@@ -302,11 +305,11 @@ class SkillsMiddleware(AgentMiddleware[SkillsState, Any, Any]):
         handler: Callable[[ModelRequest[Any]], Awaitable[ModelResponse[Any]]],
     ) -> Any:
         """:meth:`wrap_model_call` for async runs."""
-        prepared, tools = await anyio.to_thread.run_sync(self._prepare, request)
+        prepared, session = await anyio.to_thread.run_sync(self._prepare, request)
         started = time.perf_counter()
         with span("skillshelf.model", {"agent": self.agent}):
             response = await handler(prepared)
-        await anyio.to_thread.run_sync(self._finish_model, prepared, response, tools, started)
+        await anyio.to_thread.run_sync(self._finish_model, prepared, response, session, started)
         return response
 
     # -- tool calls whose arguments did not parse ------------------------------------------
@@ -329,9 +332,9 @@ class SkillsMiddleware(AgentMiddleware[SkillsState, Any, Any]):
         pending = [c for c in reply.invalid_tool_calls if c.get("id") and c["id"] not in answered]
         if not pending:
             return None
-        tools = self.skill_tools(self._session(state))
+        session = self._of(state)
         update: dict[str, Any] = {
-            "messages": [self._invalid_call(tools, c, answered) for c in pending]
+            "messages": [self._invalid_call(session, c, answered) for c in pending]
         }
         if not reply.tool_calls:
             update["jump_to"] = "model"
@@ -343,29 +346,28 @@ class SkillsMiddleware(AgentMiddleware[SkillsState, Any, Any]):
         return await anyio.to_thread.run_sync(self.after_model, state, runtime)
 
     def _invalid_call(
-        self, tools: SkillTools, invalid: Mapping[str, Any], history: set[str]
+        self, session: SkillSession, invalid: Mapping[str, Any], history: set[str]
     ) -> ToolMessage:
         name = str(invalid.get("name") or "")
         sent = str(invalid.get("args") or "")  # the arguments as the model wrote them
         call = {"id": invalid["id"], "name": name, "args": sent}
-        started = time.perf_counter()
         if name in _SKILL_NAMES:
-            result = tools.call(name, sent, call_id=call["id"], history_call_ids=history)
-        else:
-            # The same reading of the arguments a skillshelf tool gets; the caller's tools are
-            # LangChain's, so only the problem is told, counted like any failing call.
-            shim = self._gated.get(name, _shim(name))
-            parsed = shim.validate(sent)
-            problem = (
-                parsed.message
-                if isinstance(parsed, ArgumentProblem)
-                else f"The call could not be read: {clip(str(invalid.get('error') or ''))}."
-            )
-            count = tools.record_failure(shim.signature(sent))
-            status, content = grade_failure(clip(name) or "?", count, problem)
-            result = ToolResult(name, status, content)
-        self._record_tool(tools.session_id, call, result, started)
-        return _message(call, result)
+            record = anyio.run(_call, session, ToolCall(call["id"], name, sent), history)
+            return _message(call, record)
+        # The same reading of the arguments a skillshelf tool gets; the caller's tools are
+        # LangChain's, so only the problem is told, counted like any failing call.
+        started = time.perf_counter()
+        shim = self._gated.get(name, _shim(name))
+        parsed = shim.validate(sent)
+        problem = (
+            parsed.message
+            if isinstance(parsed, ArgumentProblem)
+            else f"The call could not be read: {clip(str(invalid.get('error') or ''))}."
+        )
+        count = session.tools.record_failure(shim.signature(sent))
+        status, content = grade_failure(clip(name) or "?", count, problem)
+        kind = parsed.kind if isinstance(parsed, ArgumentProblem) else "invalid"
+        return self._answer(session, call, status, content, started, kind)
 
     # -- tool calls ------------------------------------------------------------------------
 
@@ -374,14 +376,15 @@ class SkillsMiddleware(AgentMiddleware[SkillsState, Any, Any]):
         request: ToolCallRequest,
         handler: Callable[[ToolCallRequest], ToolMessage | Command[Any]],
     ) -> ToolMessage | Command[Any]:
-        """Run skill tools through :meth:`SkillTools.call`; refuse activated tools not in force."""
+        """Run skill tools through the session; refuse activated tools not in force and,
+        with ``enforce_allowed_tools``, calls outside the active skill's ``allowed-tools``."""
         name = request.tool_call["name"]
         if name in _SKILL_NAMES:
-            return self._skill_call(request)
+            return anyio.run(self._skill_call, request)
+        refusal = self._refusal(request)
+        if refusal is not None:
+            return refusal
         if name in self._gated:
-            refusal = self._refusal(request)
-            if refusal is not None:
-                return refusal
             return anyio.run(self._user_call, request)
         return handler(request)
 
@@ -393,73 +396,84 @@ class SkillsMiddleware(AgentMiddleware[SkillsState, Any, Any]):
         """:meth:`wrap_tool_call` for async runs."""
         name = request.tool_call["name"]
         if name in _SKILL_NAMES:
-            return await anyio.to_thread.run_sync(self._skill_call, request)
+            return await self._skill_call(request)
+        refusal = await anyio.to_thread.run_sync(self._refusal, request)
+        if refusal is not None:
+            return refusal
         if name in self._gated:
-            refusal = await anyio.to_thread.run_sync(self._refusal, request)
-            if refusal is not None:
-                return refusal
             return await self._user_call(request)
         return await handler(request)
 
-    def _skill_call(self, request: ToolCallRequest) -> ToolMessage:
+    async def _skill_call(self, request: ToolCallRequest) -> ToolMessage:
         call = request.tool_call
-        tools = self.skill_tools(self._session(request.state))
+        session = await anyio.to_thread.run_sync(self._of, request.state)
         history = {
             str(m.tool_call_id)
             for m in request.state.get("messages", ())
             if isinstance(m, ToolMessage)
         }
-        started = time.perf_counter()
-        with span("skillshelf.tool", {"agent": self.agent, "tool": call["name"]}) as extra:
-            result = tools.call(
-                call["name"], call["args"], call_id=call["id"], history_call_ids=history
-            )
-            extra["status"] = result.status
-        self._record_tool(tools.session_id, call, result, started)
-        return _message(call, result)
+        sent = ToolCall(call["id"] or "", call["name"], json.dumps(call["args"]))
+        return _message(call, await _call(session, sent, history))
 
     def _refusal(self, request: ToolCallRequest) -> ToolMessage | None:
         call = request.tool_call
-        tools = self.skill_tools(self._session(request.state))
-        if _name(call) in {_name(t) for t in self._offered(self.tools, tools)}:
+        session = self._of(request.state)
+        started = time.perf_counter()
+        if call["name"] in self._gated and _name(call) not in {
+            _name(t) for t in self._offered(self.tools, session)
+        }:
+            content = inactive_tool_message(call["name"])
+            return self._answer(session, call, "recoverable", content, started, "refused")
+        arguments = call.get("args") if isinstance(call.get("args"), dict) else {}
+        message = session.allowed_tools_refusal(call["name"], arguments)
+        if message is None:
             return None
-        result = ToolResult(call["name"], "recoverable", inactive_tool_message(call["name"]))
-        self._record_tool(tools.session_id, call, result, time.perf_counter())
-        return _message(call, result)
+        sent = ToolCall(call["id"] or "", call["name"], json.dumps(arguments))
+        count = session.tools.record_failure(session.signature(sent))
+        status, content = grade_failure(call["name"], count, message)
+        return self._answer(session, call, status, content, started, "refused")
 
     async def _user_call(self, request: ToolCallRequest) -> ToolMessage:
         call = request.tool_call
         tool = self._gated[call["name"]]
         started = time.perf_counter()
+        session = await anyio.to_thread.run_sync(self._of, request.state)
         validated = tool.validate(call["args"])
+        kind: str | None
         if isinstance(validated, ArgumentProblem):
-            result = ToolResult(tool.name, "recoverable", validated.message)
+            status, content, kind = "recoverable", validated.message, validated.kind
         else:
-            timeout = tool.timeout_s if tool.timeout_s is not None else DEFAULT_TOOL_TIMEOUT_S
+            timeout = tool.timeout_s if tool.timeout_s is not None else self.settings.tool_timeout_s
             run = await run_tool(tool, validated.values, None, timeout_s=timeout)
-            result = ToolResult(tool.name, run.status, run.text)
-        session = await anyio.to_thread.run_sync(self._session, request.state)
-        self._record_tool(session, call, result, started)
-        return _message(call, result)
+            status, content, kind = run.status, run.text, run.kind
+        return self._answer(session, call, status, content, started, kind)
 
-    # -- trace -----------------------------------------------------------------------------
-
-    def _record_tool(
-        self, session: str, call: Mapping[str, Any], result: ToolResult, started: float
-    ) -> None:
-        self._record(
-            "tool",
-            session,
-            call_id=call.get("id"),
-            tool=call.get("name"),
-            arguments=call.get("args"),
-            duration_ms=_ms(started),
-            **result.trace_fields(),
+    def _answer(
+        self,
+        session: SkillSession,
+        call: Mapping[str, Any],
+        status: str,
+        content: str,
+        started: float,
+        kind: str | None,
+    ) -> ToolMessage:
+        """The graded answer to a call the middleware decided itself, traced like any call."""
+        record = ToolRecord(
+            str(call.get("id") or ""),
+            str(call.get("name") or ""),
+            call.get("args"),
+            status,
+            content,
+            _ms(started),
+            error_kind=kind if status != "ok" else None,
         )
+        session.trace_call(record)
+        return _message(call, record)
 
-    def _record(self, kind: str, session: str, **fields: Any) -> None:
-        if self.trace is not None:
-            self.trace.record(kind, session=session, agent=self.agent, **fields)
+
+async def _call(session: SkillSession, call: ToolCall, history: set[str]) -> ToolRecord:
+    with span("skillshelf.tool", {"agent": session.settings.agent, "tool": call.name}):
+        return await session.call(call, history=history)
 
 
 class _SkillTool(BaseTool):
@@ -496,12 +510,12 @@ def _shim(name: str) -> Tool:
     return Tool(name, "", {}, _unreachable)
 
 
-def _message(call: Mapping[str, Any], result: ToolResult) -> ToolMessage:
+def _message(call: Mapping[str, Any], record: ToolRecord) -> ToolMessage:
     return ToolMessage(
-        content=result.content,
+        content=record.content,
         tool_call_id=call["id"],
         name=call["name"],
-        status="error" if result.is_error else "success",
+        status="error" if record.status != "ok" else "success",
     )
 
 

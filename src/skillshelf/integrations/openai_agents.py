@@ -22,26 +22,23 @@ from __future__ import annotations
 import dataclasses
 import functools
 import json
-import threading
-import time
-from collections import OrderedDict
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final
 
 import anyio
 
-from skillshelf.agent.config import DEFAULT_CATALOG_BUDGET, skills_prompt
-from skillshelf.harness import Trace, span
-from skillshelf.core.catalog import CatalogEntry, CatalogFormat
-from skillshelf.core.session import DEFAULT_MAX_LOADED, LoadMode, grade_failure
+from skillshelf.core.catalog import CatalogFormat
+from skillshelf.core.session import DEFAULT_MAX_LOADED, LoadMode
 from skillshelf.errors import MissingExtraError, UsageError
+from skillshelf.harness import DEFAULT_CATALOG_BUDGET, Harness, SkillSession, SkillSettings, Trace
+from skillshelf.models import ToolCall
 from skillshelf.repository import Repository
 from skillshelf.skills.skill import Skill
-from skillshelf.stores import SessionStore, open_store
-from skillshelf.tools.skill_tools import SkillTools, ToolResult
-from skillshelf.tools.spec import failure_signature
-from skillshelf.tools.user_tools import Activation, Tool, activated_tools, inactive_tool_message
+from skillshelf.stores import SessionStore
+from skillshelf.tools.skill_tools import SkillTools
+from skillshelf.tools.spec import to_openai
+from skillshelf.tools.user_tools import Activation, Tool
 
 if TYPE_CHECKING:
     from agents import AgentHooks, FunctionTool, RunContextWrapper
@@ -52,9 +49,6 @@ if TYPE_CHECKING:
 
 __all__ = ["SkillContext", "SkillKit", "conversation_of", "skill_tools"]
 
-# SkillTools objects kept per kit; each is a thin handle on the store, so an evicted one is
-# rebuilt on the next call with its state intact.
-_CACHED_CONVERSATIONS: Final = 256
 _SOURCE: Final = "openai-agents"
 
 
@@ -111,56 +105,38 @@ def conversation_of(context: Any) -> str:
 class SkillKit:
     """Skill tools, instructions and hooks for Agents SDK agents (build with :func:`skill_tools`).
 
+    Every call goes through the conversation's :class:`~skillshelf.harness.SkillSession`, the
+    harness skillshelf's own agent uses.
+
     Attributes:
         tools: The skill tools as :class:`agents.FunctionTool` (``workspace_exec`` with a
-            workspace).
+            workspace), in the settings' tool style.
         hooks: :class:`agents.AgentHooks` that start a turn on each run (``turn`` and
             ``once`` loads end) and write model steps to the trace.
+        harness: What the kit's conversations share (settings, prompt).
     """
 
     def __init__(
-        self,
-        repo: Repository,
-        *,
-        store: SessionStore,
-        instructions: str,
-        agent: str,
-        load_mode: LoadMode,
-        max_loaded: int,
-        visible: Callable[[Skill], bool] | None,
-        catalog_format: CatalogFormat,
-        catalog_budget: int | None,
-        workspace: WorkspaceManager | None,
-        executor: Executor | None,
-        exec_policy: ExecPolicy | None,
-        trace: Trace | None,
-        conversation: Callable[[Any], str],
+        self, repo: Repository, settings: SkillSettings, conversation: Callable[[Any], str]
     ) -> None:
         self.repo = repo
-        self.store = store
-        self.base_instructions = instructions
-        self.agent = agent
-        self.trace = trace
+        self.harness = Harness(repo, settings, source=_SOURCE)
+        self.settings = self.harness.settings
         self._conversation = conversation
-        self._options: dict[str, Any] = {
-            "store": store,
-            "agent": agent,
-            "load_mode": load_mode,
-            "max_loaded": max_loaded,
-            "visible": visible,
-            "workspace": workspace,
-            "executor": executor,
-            "exec_policy": exec_policy,
-        }
-        self._catalog_format: CatalogFormat = catalog_format
-        self._catalog_budget = catalog_budget
-        self._sessions: OrderedDict[str, SkillTools] = OrderedDict()
-        self._lock = threading.Lock()
         self._names: tuple[str, ...] | None = None
-        self._prompt: tuple[tuple[CatalogEntry, ...], str] | None = None
         self._function_tools = self._build_tools()
         self.tools: list[SdkTool] = list(self._function_tools)
         self.hooks: AgentHooks[Any] = _hooks(self)
+
+    @property
+    def store(self) -> SessionStore:
+        store = self.settings.store
+        assert store is not None  # the harness gave it one
+        return store
+
+    @property
+    def agent(self) -> str:
+        return self.settings.agent
 
     # -- conversations -------------------------------------------------------------------
 
@@ -169,21 +145,16 @@ class SkillKit:
         """The run context for ``session`` (an SDK session, or a conversation id)."""
         return SkillContext(session if isinstance(session, str) else session.session_id, deps)
 
+    def session(self, conversation_id: str) -> SkillSession:
+        """The harness of one conversation."""
+        return self.harness.session(conversation_id)
+
     def for_conversation(self, conversation_id: str) -> SkillTools:
         """The :class:`SkillTools` of one conversation (its state: ``.state().loaded``)."""
-        with self._lock:
-            tools = self._sessions.get(conversation_id)
-            if tools is None:
-                tools = SkillTools(self.repo, session_id=conversation_id, **self._options)
-                self._sessions[conversation_id] = tools
-                if len(self._sessions) > _CACHED_CONVERSATIONS:
-                    self._sessions.popitem(last=False)
-            else:
-                self._sessions.move_to_end(conversation_id)
-            return tools
+        return self.session(conversation_id).tools
 
-    def _of(self, wrapper: RunContextWrapper[Any]) -> SkillTools:
-        return self.for_conversation(self._conversation(wrapper.context))
+    def _of(self, wrapper: RunContextWrapper[Any]) -> SkillSession:
+        return self.session(self._conversation(wrapper.context))
 
     # -- instructions --------------------------------------------------------------------
 
@@ -192,19 +163,7 @@ class SkillKit:
 
         The bytes change only when the visible skill set does (a refresh or a watcher).
         """
-        tools = SkillTools(self.repo, **self._options)
-        skills = tools.visible_skills()
-        entries = tuple(CatalogEntry.of(s) for s in skills if s.model_invocable)
-        cached = self._prompt
-        if cached is not None and cached[0] == entries:
-            return cached[1]
-        catalog = skills_prompt(
-            skills, format=self._catalog_format, budget_chars=self._catalog_budget
-        )
-        parts = [self.base_instructions.strip(), catalog]
-        prompt = "\n\n".join(p for p in parts if p.strip())
-        self._prompt = (entries, prompt)
-        return prompt
+        return self.harness.instructions()
 
     def instructions(self, wrapper: RunContextWrapper[Any], agent: Any) -> str:
         """For ``Agent(instructions=kit.instructions)``: :meth:`system_prompt`, each run."""
@@ -216,7 +175,6 @@ class SkillKit:
     def _build_tools(self) -> list[FunctionTool]:
         from agents import FunctionTool
 
-        probe = SkillTools(self.repo, **self._options)
         return [
             FunctionTool(
                 name=entry["function"]["name"],
@@ -227,40 +185,27 @@ class SkillKit:
                 strict_json_schema=False,
                 is_enabled=self._current,
             )
-            for entry in probe.schemas("openai")
+            for entry in to_openai(self.harness.skill_definitions())
         ]
 
     def _current(self, wrapper: RunContextWrapper[Any], agent: Any) -> bool:
         """Keep the ``skill`` enums on the visible names (a refresh may change them)."""
-        probe = SkillTools(self.repo, **self._options)
-        names = tuple(s.name for s in probe.visible_skills())
+        names = tuple(s.name for s in self.harness.visible_skills())
         if names != self._names:
-            schemas = {e["function"]["name"]: e["function"] for e in probe.schemas("openai")}
+            definitions = to_openai(self.harness.skill_definitions())
+            schemas = {e["function"]["name"]: e["function"] for e in definitions}
             for tool in self._function_tools:
                 tool.params_json_schema = schemas[tool.name]["parameters"]
             self._names = names
         return True
 
     async def _invoke(self, tool: str, context: Any, arguments: str) -> str:
-        tools = self._of(context)
-        started = time.perf_counter()
+        session = self._of(context)
         history = _call_ids(getattr(context, "turn_input", None))
-        call = functools.partial(
-            tools.call, tool, arguments, call_id=context.tool_call_id, history_call_ids=history
+        record = await session.call(
+            ToolCall(context.tool_call_id, tool, arguments), history=history
         )
-        with span("skillshelf.tool", {"agent": self.agent, "tool": tool}) as extra:
-            result: ToolResult = await anyio.to_thread.run_sync(call)
-            extra["status"] = result.status
-        self._record(
-            "tool",
-            tools.session_id,
-            call_id=context.tool_call_id,
-            tool=tool,
-            arguments=_decoded(arguments),
-            duration_ms=round((time.perf_counter() - started) * 1000, 3),
-            **result.trace_fields(),
-        )
-        return result.content
+        return record.content
 
     def activate(self, tool: FunctionTool, *, skill: str | None = None) -> FunctionTool:
         """``tool``, answered only while a skill activating it is loaded in the conversation.
@@ -272,24 +217,40 @@ class SkillKit:
         The tool stays declared (the SDK answers a call to a tool it did not offer with
         ``ModelBehaviorError``, ending the run); a call outside its activation is refused by a
         :class:`agents.ToolInputGuardrail` with a graded, recoverable message naming the skills
-        that activate it, the third identical refusal fatal.
+        that activate it, the third identical refusal fatal. With ``enforce_allowed_tools``
+        a call outside the active skill's ``allowed-tools`` is refused the same way.
         """
-        from agents import ToolGuardrailFunctionOutput, ToolInputGuardrail
-
         activation = Activation([Tool(tool.name, tool.description, {}, _never)], skill=skill)
 
-        async def in_activation(data: Any) -> ToolGuardrailFunctionOutput:
+        def refusal(session: SkillSession, name: str, arguments: str) -> tuple[str, str] | None:
+            found = session.activation_refusal(activation, name, arguments)
+            return found if found is not None else _allowed_refusal(session, name, arguments)
+
+        return self._guarded(tool, refusal)
+
+    def restrict(self, tool: FunctionTool) -> FunctionTool:
+        """``tool``, refused (graded, recoverable) while the active skill's ``allowed-tools``
+        leave it out, with ``enforce_allowed_tools`` set."""
+        return self._guarded(tool, _allowed_refusal)
+
+    def _guarded(
+        self,
+        tool: FunctionTool,
+        refusal: Callable[[SkillSession, str, str], tuple[str, str] | None],
+    ) -> FunctionTool:
+        from agents import ToolGuardrailFunctionOutput, ToolInputGuardrail
+
+        async def in_bounds(data: Any) -> ToolGuardrailFunctionOutput:
             context = data.context
-            tools = self._of(context)
-            refusal = await anyio.to_thread.run_sync(
-                self._refusal, tools, activation, context.tool_name, context.tool_arguments
+            session = self._of(context)
+            found = await anyio.to_thread.run_sync(
+                refusal, session, context.tool_name, context.tool_arguments
             )
-            if refusal is None:
+            if found is None:
                 return ToolGuardrailFunctionOutput.allow()
-            status, message = refusal
-            self._record(
+            status, message = found
+            session.record(
                 "tool",
-                tools.session_id,
                 call_id=context.tool_call_id,
                 tool=context.tool_name,
                 arguments=_decoded(context.tool_arguments),
@@ -299,42 +260,27 @@ class SkillKit:
             return ToolGuardrailFunctionOutput.reject_content(message)
 
         guardrail: ToolInputGuardrail[Any] = ToolInputGuardrail(
-            in_activation, name="skillshelf_activation"
+            in_bounds, name="skillshelf_activation"
         )
         guardrails = [guardrail, *(tool.tool_input_guardrails or ())]
         return dataclasses.replace(tool, tool_input_guardrails=guardrails)
 
-    def _refusal(
-        self, tools: SkillTools, activation: Activation, name: str, arguments: str
-    ) -> tuple[str, str] | None:
-        """None while a loaded skill activates the tool; else the graded refusal."""
-        loaded = tools.state().loaded
-        if any(activated_tools(activation, n, self._allowed_tools(n)) for n in loaded):
-            return None
-        skills = [
-            s.name
-            for s in tools.visible_skills()
-            if s.model_invocable and activated_tools(activation, s.name, s.manifest.allowed_tools)
-        ]
-        count = tools.record_failure(failure_signature(name, arguments))
-        return grade_failure(name, count, inactive_tool_message(name, skills))
 
-    def _allowed_tools(self, name: str) -> tuple[str, ...]:
-        skill = self.repo.find(name)
-        return skill.manifest.allowed_tools if skill is not None else ()
+def _allowed_refusal(session: SkillSession, name: str, arguments: str) -> tuple[str, str] | None:
+    decoded = _decoded(arguments)
+    message = session.allowed_tools_refusal(name, decoded if isinstance(decoded, dict) else {})
+    if message is None:
+        return None
+    count = session.tools.record_failure(session.signature(ToolCall("", name, arguments)))
+    from skillshelf.core.session import grade_failure
 
-    # -- trace ---------------------------------------------------------------------------
-
-    def _record(self, kind: str, conversation: str, **fields: Any) -> None:
-        if self.trace is not None:
-            self.trace.record(
-                kind, session=conversation, agent=self.agent, source=_SOURCE, **fields
-            )
+    return grade_failure(name, count, message)
 
 
 def skill_tools(
     repo: Repository,
     *,
+    settings: SkillSettings | None = None,
     store: SessionStore | None = None,
     instructions: str = "",
     agent: str = "main",
@@ -353,6 +299,8 @@ def skill_tools(
 
     Args:
         repo: Where the skills come from.
+        settings: Every harness option (:class:`~skillshelf.harness.SkillSettings`); the
+            keywords below are shortcuts that override it.
         store: Session store for skill state (default: in-memory, private to this kit).
         instructions: The caller's part of the instructions, before the catalog.
         agent: Key of this agent's state within a conversation (distinct per agent).
@@ -373,11 +321,9 @@ def skill_tools(
         MissingExtraError: The ``openai-agents`` extra is not installed.
     """
     _require_sdk()
-    if max_loaded < 1:
-        raise UsageError("max_loaded must be at least 1")
-    return SkillKit(
-        repo,
-        store=store if store is not None else open_store(None),
+    chosen = SkillSettings.of(
+        settings,
+        store=store,
         instructions=instructions,
         agent=agent,
         load_mode=load_mode,
@@ -389,8 +335,8 @@ def skill_tools(
         executor=executor,
         exec_policy=exec_policy,
         trace=trace,
-        conversation=conversation,
     )
+    return SkillKit(repo, chosen, conversation)
 
 
 def _hooks(kit: SkillKit) -> AgentHooks[Any]:
@@ -398,15 +344,15 @@ def _hooks(kit: SkillKit) -> AgentHooks[Any]:
 
     class _SkillHooks(AgentHooks[Any]):
         async def on_start(self, context: Any, agent: Any) -> None:
-            tools = kit._of(context)
-            await anyio.to_thread.run_sync(tools.begin_turn)
-            kit._record("turn", tools.session_id)
+            session = kit._of(context)
+            await anyio.to_thread.run_sync(session.begin_turn)
+            session.record("turn")
 
         async def on_llm_end(self, context: Any, agent: Any, response: Any) -> None:
-            tools = kit._of(context)
-            await anyio.to_thread.run_sync(tools.after_request)
+            session = kit._of(context)
+            await anyio.to_thread.run_sync(session.after_request)
             calls = [getattr(i, "name", "") for i in response.output if _is_call(i)]
-            kit._record("model", tools.session_id, tool_calls=calls)
+            session.record("model", tool_calls=calls)
 
     return _SkillHooks()
 

@@ -21,25 +21,24 @@ different mistakes does not end the run with ``UnexpectedModelBehavior``.
 from __future__ import annotations
 
 import copy
-import functools
 import json
-import time
-from collections.abc import Awaitable, Callable, Collection, Sequence
+from collections.abc import Awaitable, Callable, Collection
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Final
 
 import anyio
 
-from skillshelf.agent.config import DEFAULT_CATALOG_BUDGET, skills_prompt
-from skillshelf.harness import Trace
 from skillshelf.core.allowed_tools import pattern_tool
 from skillshelf.core.catalog import CatalogFormat
 from skillshelf.core.session import DEFAULT_MAX_LOADED, LoadMode
 from skillshelf.errors import MissingExtraError, UsageError
+from skillshelf.harness import DEFAULT_CATALOG_BUDGET, Harness, SkillSession, SkillSettings, Trace
+from skillshelf.models import ToolCall
 from skillshelf.repository import Repository
 from skillshelf.skills.skill import Skill
-from skillshelf.stores import SessionStore, open_store
+from skillshelf.stores import SessionStore
 from skillshelf.tools.skill_tools import SkillTools
+from skillshelf.tools.spec import to_openai
 from skillshelf.tools.user_tools import Activation, ActivationMode, Tool, activated_tools
 
 if TYPE_CHECKING:
@@ -118,6 +117,11 @@ class SkillsToolset(AbstractToolset[Any]):
         catalog_budget: Characters the catalog may take.
         trace: Where a JSON line per run and per tool call goes.
         id: The toolset's id among the agent's toolsets.
+        settings: Every harness option (:class:`~skillshelf.harness.SkillSettings`); the
+            keywords above are shortcuts that override it.
+
+    Every call goes through the conversation's :class:`~skillshelf.harness.SkillSession`, the
+    harness skillshelf's own agent uses.
     """
 
     def __init__(
@@ -137,49 +141,60 @@ class SkillsToolset(AbstractToolset[Any]):
         catalog_budget: int | None = DEFAULT_CATALOG_BUDGET,
         trace: Trace | None = None,
         id: str = "skillshelf",
+        settings: SkillSettings | None = None,
     ) -> None:
+        chosen = SkillSettings.of(
+            settings,
+            store=store,
+            agent=agent,
+            load_mode=load_mode,
+            max_loaded=max_loaded,
+            visible=visible,
+            workspace=workspace,
+            executor=executor,
+            exec_policy=exec_policy,
+            catalog_format=catalog_format,
+            catalog_budget=catalog_budget,
+            trace=trace,
+        )
         self.repo = repo
-        self.store = store if store is not None else open_store(None)
+        self.harness = Harness(repo, chosen, source="pydantic-ai")  # checks the options now
+        self.settings = self.harness.settings
         self.conversation_key = conversation_key
-        self.agent = agent
-        self.trace = trace
-        self.catalog_format: CatalogFormat = catalog_format
-        self.catalog_budget = catalog_budget
         self._id = id
-        self._options: dict[str, Any] = {
-            "load_mode": load_mode,
-            "max_loaded": max_loaded,
-            "visible": visible,
-            "workspace": workspace,
-            "executor": executor,
-            "exec_policy": exec_policy,
-        }
         self._requests: _Requests | None = None  # set on a run's copy (see for_run)
-        self.tools_for("-")  # checks the options now, not at the first tool call
+
+    @property
+    def store(self) -> SessionStore:
+        store = self.settings.store
+        assert store is not None  # the harness gave it one
+        return store
+
+    @property
+    def agent(self) -> str:
+        return self.settings.agent
 
     @property
     def id(self) -> str:
         return self._id
 
-    def tools_for(self, conversation: str) -> SkillTools:
-        """The skill tools of one conversation (their state is in the store, not here)."""
-        return SkillTools(
-            self.repo, store=self.store, session_id=conversation, agent=self.agent, **self._options
-        )
+    def session(self, conversation: str) -> SkillSession:
+        """The harness of one conversation (its state is in the store, not here)."""
+        return self.harness.session(conversation)
 
-    def _tools(self, ctx: RunContext[Any]) -> SkillTools:
-        return self.tools_for(self.conversation_key(ctx))
+    def tools_for(self, conversation: str) -> SkillTools:
+        """The skill tools of one conversation (their state: ``.state().loaded``)."""
+        return self.session(conversation).tools
+
+    def _session(self, ctx: RunContext[Any]) -> SkillSession:
+        return self.session(self.conversation_key(ctx))
 
     # -- instructions --------------------------------------------------------------------
 
     def instructions(self, ctx: RunContext[Any] | None = None) -> str:
         """The catalog and guidance, for ``Agent(instructions=skills.instructions)`` when the
         toolset's own instructions are not used; empty when no skill is visible."""
-        return skills_prompt(
-            self.tools_for("-").visible_skills(),
-            format=self.catalog_format,
-            budget_chars=self.catalog_budget,
-        )
+        return self.harness.instructions()
 
     async def get_instructions(self, ctx: RunContext[Any]) -> InstructionPart | None:
         text = self.instructions(ctx)
@@ -191,12 +206,12 @@ class SkillsToolset(AbstractToolset[Any]):
 
     async def for_run(self, ctx: RunContext[Any]) -> AbstractToolset[Any]:
         # A run is one user message: ``turn`` and ``once`` loads of the last one end here.
-        tools = self._tools(ctx)
-        await anyio.to_thread.run_sync(tools.begin_turn)
-        self._record("run", ctx, run_id=ctx.run_id)
+        session = self._session(ctx)
+        await anyio.to_thread.run_sync(session.begin_turn)
+        session.record("run", step=ctx.run_step, run_id=ctx.run_id)
         # The run's own copy counts its model requests (two runs of one toolset never share).
         run = copy.copy(self)
-        run._requests = _Requests(tools, ctx.run_step)
+        run._requests = _Requests(session, ctx.run_step)
         return run
 
     async def for_run_step(self, ctx: RunContext[Any]) -> AbstractToolset[Any]:
@@ -216,12 +231,12 @@ class SkillsToolset(AbstractToolset[Any]):
             return
         async with requests.lock:
             while requests.counted < made:
-                await anyio.to_thread.run_sync(requests.tools.after_request)
+                await anyio.to_thread.run_sync(requests.session.after_request)
                 requests.counted += 1
 
     async def get_tools(self, ctx: RunContext[Any]) -> dict[str, ToolsetTool[Any]]:
         tools: dict[str, ToolsetTool[Any]] = {}
-        for schema in self._tools(ctx).schemas("openai"):
+        for schema in to_openai(self.harness.skill_definitions()):
             function = schema["function"]
             definition = ToolDefinition(
                 name=function["name"],
@@ -237,30 +252,16 @@ class SkillsToolset(AbstractToolset[Any]):
         self, name: str, tool_args: dict[str, Any], ctx: RunContext[Any], tool: ToolsetTool[Any]
     ) -> str:
         await self._requests_made(ctx.run_step)  # this step's request was made: its calls run
-        tools = self._tools(ctx)
-        started = time.perf_counter()
-        arguments: dict[str, Any] | str = tool_args.get(_AS_SENT, tool_args)
-        call = functools.partial(
-            tools.call,
-            name,
-            arguments,
-            call_id=ctx.tool_call_id,
-            history_call_ids=_history_call_ids(ctx),
+        arguments = tool_args.get(_AS_SENT, tool_args)
+        sent = arguments if isinstance(arguments, str) else json.dumps(arguments, default=str)
+        record = await self._session(ctx).call(
+            ToolCall(ctx.tool_call_id or "", name, sent),
+            history=_history_call_ids(ctx),
+            trace_fields={"step": ctx.run_step},
         )
-        result = await anyio.to_thread.run_sync(call)
-        self._record(
-            "tool",
-            ctx,
-            call_id=ctx.tool_call_id,
-            tool=name,
-            arguments=arguments,
-            duration_ms=round((time.perf_counter() - started) * 1000, 3),
-            retry_count=ctx.retry,
-            **result.trace_fields(),
-        )
-        if result.is_error:
-            raise ToolFailed(result.content)
-        return result.content
+        if record.status != "ok":
+            raise ToolFailed(record.content)
+        return record.content
 
     # -- tool activation -----------------------------------------------------------------
 
@@ -283,10 +284,10 @@ class SkillsToolset(AbstractToolset[Any]):
 
         def offered(ctx: RunContext[Any], definition: ToolDefinition) -> bool:
             activation = Activation([_named(definition)], skill=skill)
-            state = self._tools(ctx).state()
+            session = self._session(ctx)
             return any(
-                activated_tools(activation, name, self._allowed_tools(name))
-                for name in state.loaded
+                activated_tools(activation, name, self.harness.allowed_tools(name))
+                for name in session.tools.state().loaded
             )
 
         return toolset.filtered(_in_thread(offered))
@@ -299,39 +300,21 @@ class SkillsToolset(AbstractToolset[Any]):
         """
 
         def offered(ctx: RunContext[Any], definition: ToolDefinition) -> bool:
-            state = self._tools(ctx).state()
+            state = self._session(ctx).tools.state()
             if not state.loaded:
                 return True
             active = max(state.loaded.values(), key=lambda s: (s.touched, s.name)).name
-            allowed = self._allowed_tools(active)
+            allowed = self.harness.allowed_tools(active)
             return not allowed or definition.name in {pattern_tool(p) for p in allowed}
 
         return toolset.filtered(_in_thread(offered))
-
-    def _allowed_tools(self, name: str) -> Sequence[str]:
-        skill = self.repo.find(name)
-        return skill.manifest.allowed_tools if skill is not None else ()
-
-    # -- the trace -----------------------------------------------------------------------
-
-    def _record(self, kind: str, ctx: RunContext[Any], **fields: Any) -> None:
-        if self.trace is None:
-            return
-        self.trace.record(
-            kind,
-            session=self.conversation_key(ctx),
-            agent=self.agent,
-            step=ctx.run_step,
-            source="pydantic-ai",
-            **fields,
-        )
 
 
 @dataclass(slots=True)
 class _Requests:
     """A run's model requests counted so far (``run_step`` numbers them), for ``once`` loads."""
 
-    tools: SkillTools
+    session: SkillSession
     counted: int
     lock: anyio.Lock = field(default_factory=anyio.Lock)
 

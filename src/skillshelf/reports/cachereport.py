@@ -19,8 +19,8 @@ from dataclasses import dataclass
 from itertools import pairwise
 from typing import TYPE_CHECKING, Any, Final, get_args
 
-from skillshelf.harness import Placement
 from skillshelf.errors import UsageError
+from skillshelf.harness import Placement
 
 if TYPE_CHECKING:
     from skillshelf.models import ModelRequest, ModelResponse, TextSink
