@@ -3,7 +3,7 @@ of the main conversation; ``skill_load`` takes ``args`` substituted into ``$ARGU
 
 from __future__ import annotations
 
-import inspect
+import dataclasses
 import io
 import json
 from pathlib import Path
@@ -14,7 +14,7 @@ from skillshelf.agent.config import AgentConfig
 from skillshelf.agent.fork import fork_config
 from skillshelf.agent.loop import Agent
 from skillshelf.agent.results import RetryPolicy
-from skillshelf.harness import CLAUDE_CODE_GUIDANCE, Trace
+from skillshelf.harness import CLAUDE_CODE_GUIDANCE, SkillSettings, Trace
 from skillshelf.models import ModelRequest, ModelResponse
 from skillshelf.repository import Repository
 from skillshelf.testing import ScriptedModel, make_skill, reply
@@ -115,8 +115,8 @@ def test_a_fork_keeps_every_option_of_its_parent_but_its_name_and_declared_loads
     )
     sub = fork_config(parent, repo.get("deep-research"))
     # The trace goes to the sub-agent's conversation; a description is for an agent tool.
-    own = {"model", "repo", "settings", "name", "description", "declared", "trace"}
-    options = set(inspect.signature(AgentConfig.__init__).parameters) - {"self"} - own
+    own = {"agent", "declared", "trace", "fork_of"}
+    options = {"max_steps", "retry"} | {f.name for f in dataclasses.fields(SkillSettings)} - own
     assert {o: getattr(sub, o) for o in options} == {o: getattr(parent, o) for o in options}
     assert sub.model is parent.model and sub.repo is parent.repo
 

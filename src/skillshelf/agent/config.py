@@ -9,12 +9,12 @@ each call) is the one every face shares (:class:`~skillshelf.harness.Harness`).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, Unpack
 
 from skillshelf.agent.results import DEFAULT_MAX_STEPS, RetryPolicy
 from skillshelf.core.catalog import CatalogFormat
-from skillshelf.core.session import DEFAULT_MAX_LOADED, LoadMode
+from skillshelf.core.session import LoadMode
 from skillshelf.errors import UsageError
 from skillshelf.harness import (
     DEFAULT_CATALOG_BUDGET,
@@ -25,6 +25,7 @@ from skillshelf.harness import (
     DeclaredLoad,
     Harness,
     Placement,
+    SettingsOptions,
     SkillSettings,
     ToolStyle,
     Trace,
@@ -64,38 +65,21 @@ class AgentConfig:
         model: The model (see :mod:`skillshelf.models`).
         repo: The skills.
         settings: The harness options (default: :class:`~skillshelf.harness.SkillSettings`).
-        name: The agent's name (its skill state is kept under it; distinct per sub-agent).
-        instructions: The caller's part of the system prompt.
+        name: The agent's name (its skill state is kept under it; distinct per sub-agent):
+            the settings' ``agent``.
         description: What the agent does, when it is another agent's tool.
-        tools: User tools always offered.
-        activations: Tools offered only once a skill is loaded.
-        declared: Skills (or ``(skill, docs)``) loaded for the whole session up front.
-        store: Session store (default: in-memory, private to this agent).
-        load_mode: How long a model's load lasts (``once``, ``turn``, ``session``).
-        max_loaded: Skills kept loaded at once; loading one more evicts the least recently
-            touched.
         max_steps: Model requests per user message before :class:`MaxStepsError`.
-        catalog_format: ``xml`` or ``markdown``.
-        catalog_budget: Characters the catalog may take (None: no limit).
-        catalog_placement: Where the catalog goes: ``system`` (the system prompt) or
-            ``reminder`` (a ``<system-reminder>`` user message before the conversation, as
-            Claude Code does; the system prompt keeps the instructions and guidance).
-        placement: Where loaded content goes (``tool_result`` keeps the system prompt stable).
-        tool_style: How the skill tools are offered: ``skillshelf`` (the contract) or
-            ``claude-code`` (one ``Skill`` tool; see :mod:`skillshelf.harness`).
-        enforce_allowed_tools: While the active (last loaded) skill declares
-            ``allowed-tools``, refuse calls to user tools outside them.
         retry: Retries of failed model requests.
-        trace: Where decision records go.
-        visible: Filter on the skills this agent may see.
-        workspace: Enables ``workspace_exec`` (see
-            :class:`~skillshelf.tools.skill_tools.SkillTools`).
-        executor: Runs ``workspace_exec`` commands (default: ``auto``).
-        exec_policy: What ``workspace_exec`` may run.
-        tool_timeout_s: Seconds a user tool's call may take, unless the tool sets its own
-            ``timeout_s``.
-        tool_retries: Identical failing calls of a user tool the model may retry before it is
-            told to stop, unless the tool sets its own ``retries``.
+        options: Keyword shortcuts for the fields of ``settings``, applied over it:
+            ``instructions`` (the caller's part of the system prompt), ``tools`` (always
+            offered), ``activations`` (offered once a skill is loaded), ``declared`` (skills
+            or ``(skill, docs)`` loaded for the whole session up front), ``store``,
+            ``load_mode`` (``once``, ``turn``, ``session``), ``max_loaded``,
+            ``catalog_format``, ``catalog_budget``, ``catalog_placement`` (``system`` or
+            ``reminder``), ``placement`` (where loaded content goes), ``tool_style``
+            (``skillshelf`` or ``claude-code``), ``enforce_allowed_tools``, ``trace``,
+            ``visible``, ``workspace``, ``executor``, ``exec_policy``, ``tool_timeout_s``,
+            ``tool_retries``; see :class:`~skillshelf.harness.SkillSettings`.
     """
 
     def __init__(
@@ -104,30 +88,11 @@ class AgentConfig:
         repo: Repository,
         *,
         settings: SkillSettings | None = None,
-        name: str = "main",
-        instructions: str = "",
+        name: str | None = None,
         description: str | None = None,
-        tools: Sequence[Tool] = (),
-        activations: Sequence[Activation] = (),
-        declared: Sequence[DeclaredLoad] = (),
-        store: SessionStore | None = None,
-        load_mode: LoadMode = "turn",
-        max_loaded: int = DEFAULT_MAX_LOADED,
         max_steps: int = DEFAULT_MAX_STEPS,
-        catalog_format: CatalogFormat = "xml",
-        catalog_budget: int | None = DEFAULT_CATALOG_BUDGET,
-        catalog_placement: CatalogPlacement = "system",
-        placement: Placement = "tool_result",
-        tool_style: ToolStyle = "skillshelf",
-        enforce_allowed_tools: bool = False,
         retry: RetryPolicy | None = None,
-        trace: Trace | None = None,
-        visible: Callable[[Skill], bool] | None = None,
-        workspace: WorkspaceManager | None = None,
-        executor: Executor | None = None,
-        exec_policy: ExecPolicy | None = None,
-        tool_timeout_s: float = DEFAULT_TOOL_TIMEOUT_S,
-        tool_retries: int = DEFAULT_TOOL_RETRIES,
+        **options: Unpack[SettingsOptions],
     ) -> None:
         if max_steps < 1:
             raise UsageError("max_steps must be at least 1")
@@ -136,30 +101,9 @@ class AgentConfig:
         self.description = description
         self.max_steps = max_steps
         self.retry = retry or RetryPolicy()
-        settings = SkillSettings.of(
-            settings,
-            agent=name,
-            instructions=instructions,
-            tools=tuple(tools),
-            activations=tuple(activations),
-            declared=tuple(declared),
-            store=store,
-            load_mode=load_mode,
-            max_loaded=max_loaded,
-            catalog_format=catalog_format,
-            catalog_budget=catalog_budget,
-            catalog_placement=catalog_placement,
-            placement=placement,
-            tool_style=tool_style,
-            enforce_allowed_tools=enforce_allowed_tools,
-            trace=trace,
-            visible=visible,
-            workspace=workspace,
-            executor=executor,
-            exec_policy=exec_policy,
-            tool_timeout_s=tool_timeout_s,
-            tool_retries=tool_retries,
-        )
+        if name is not None:
+            options["agent"] = name
+        settings = SkillSettings.of(settings, **options)
         self.harness = Harness(repo, settings, source="agent")
         self.settings = self.harness.settings
         self.warnings = check_names(self.tools, self.activations)

@@ -22,11 +22,19 @@ from skillshelf.harness._records import (
     ToolRecord,
     ToolSink,
 )
-from skillshelf.harness._session import Fork, Harness, Offer, SkillSession, fork_result
+from skillshelf.harness._session import (
+    Fork,
+    Harness,
+    HarnessFace,
+    Offer,
+    SkillSession,
+    fork_result,
+)
 from skillshelf.harness._settings import (
     DEFAULT_CATALOG_BUDGET,
     CatalogPlacement,
     DeclaredLoad,
+    SettingsOptions,
     SkillSettings,
 )
 from skillshelf.harness._tool_style import (
@@ -55,9 +63,11 @@ __all__ = [
     "DeclaredLoad",
     "Fork",
     "Harness",
+    "HarnessFace",
     "Offer",
     "Placement",
     "Prompt",
+    "SettingsOptions",
     "SkillSession",
     "SkillSettings",
     "ToolContext",

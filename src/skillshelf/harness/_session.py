@@ -37,7 +37,7 @@ from skillshelf.models import ToolCall
 from skillshelf.repository import Repository
 from skillshelf.skills.content import render_load
 from skillshelf.skills.skill import Skill
-from skillshelf.stores import Doc, Entries, open_store
+from skillshelf.stores import Doc, Entries, SessionStore, open_store
 from skillshelf.tools.skill_tools import SkillTools, ToolResult
 from skillshelf.tools.spec import (
     ArgumentProblem,
@@ -58,7 +58,7 @@ from skillshelf.tools.user_tools import (
     tool_set,
 )
 
-__all__ = ["Fork", "Harness", "Offer", "SkillSession"]
+__all__ = ["Fork", "Harness", "HarnessFace", "Offer", "SkillSession"]
 
 # The session's record of session-lifetime activations: an entry beside the skill state.
 ACTIVATIONS_ENTRY: Final = "activations"
@@ -127,6 +127,13 @@ class Harness:
         self._lock = threading.Lock()
         self.probe = SkillTools(repo, **_tool_options(settings))  # checks the options now
 
+    @property
+    def store(self) -> SessionStore:
+        """The settings' store (a private in-memory one when they named none)."""
+        store = self.settings.store
+        assert store is not None  # given in __init__
+        return store
+
     def session(self, conversation: str, *, fork: Fork | None = None) -> SkillSession:
         """The session of ``conversation`` (built once and kept while recently used)."""
         if fork is not None:
@@ -173,6 +180,25 @@ class Harness:
             if self.source != "agent":
                 fields.setdefault("source", self.source)
             trace.record(kind, session=session, agent=self.settings.agent, **fields)
+
+
+class HarnessFace:
+    """What a face built on a :class:`Harness` reads off it (the integrations inherit it)."""
+
+    harness: Harness
+
+    @property
+    def settings(self) -> SkillSettings:
+        return self.harness.settings
+
+    @property
+    def store(self) -> SessionStore:
+        return self.harness.store
+
+    @property
+    def agent(self) -> str:
+        """The agent's name: its state's key within each conversation."""
+        return self.harness.settings.agent
 
 
 class SkillSession:

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Final, Literal, get_args
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Final, Literal, TypedDict, get_args
 
 from skillshelf.core.catalog import CatalogFormat
 from skillshelf.core.session import DEFAULT_MAX_LOADED, LoadMode
@@ -32,6 +32,7 @@ __all__ = [
     "DEFAULT_CATALOG_BUDGET",
     "CatalogPlacement",
     "DeclaredLoad",
+    "SettingsOptions",
     "SkillSettings",
 ]
 
@@ -93,9 +94,9 @@ class SkillSettings:
     catalog_placement: CatalogPlacement = "system"
     placement: Placement = "tool_result"
     tool_style: ToolStyle = "skillshelf"
-    tools: tuple[Tool, ...] = field(default=())
-    activations: tuple[Activation, ...] = field(default=())
-    declared: tuple[DeclaredLoad, ...] = field(default=())
+    tools: Sequence[Tool] = ()
+    activations: Sequence[Activation] = ()
+    declared: Sequence[DeclaredLoad] = ()
     enforce_allowed_tools: bool = False
     tool_timeout_s: float = DEFAULT_TOOL_TIMEOUT_S
     tool_retries: int = DEFAULT_TOOL_RETRIES
@@ -137,26 +138,41 @@ class SkillSettings:
         return dataclasses.replace(self, **changes)
 
     @classmethod
-    def of(cls, settings: SkillSettings | None, **shortcuts: Any) -> SkillSettings:
-        """``settings`` (default: the defaults) with the keyword shortcuts applied that differ
-        from the option's default: what a constructor taking both ``settings=`` and keyword
-        shortcuts does (a shortcut left at its default keeps the value ``settings`` has)."""
+    def of(cls, settings: SkillSettings | None, **options: Any) -> SkillSettings:
+        """``settings`` (default: the defaults) with ``options`` applied: what a constructor
+        taking both ``settings=`` and keyword shortcuts (:class:`SettingsOptions`) does."""
         base = settings if settings is not None else cls()
-        given = {k: v for k, v in shortcuts.items() if not _is_default(k, v)}
-        return base.replace(**given) if given else base
+        return base.replace(**options) if options else base
+
+
+class SettingsOptions(TypedDict, total=False):
+    """The fields of :class:`SkillSettings` as keyword shortcuts (``**options``) of the faces
+    that take them; each is documented on :class:`SkillSettings`."""
+
+    agent: str
+    instructions: str
+    store: SessionStore | None
+    load_mode: LoadMode
+    max_loaded: int
+    visible: Callable[[Skill], bool] | None
+    catalog_format: CatalogFormat
+    catalog_budget: int | None
+    catalog_placement: CatalogPlacement
+    placement: Placement
+    tool_style: ToolStyle
+    tools: Sequence[Tool]
+    activations: Sequence[Activation]
+    declared: Sequence[DeclaredLoad]
+    enforce_allowed_tools: bool
+    tool_timeout_s: float
+    tool_retries: int
+    workspace: WorkspaceManager | None
+    executor: Executor | None
+    exec_policy: ExecPolicy | None
+    trace: Trace | None
 
 
 FIELDS: Final = frozenset(f.name for f in dataclasses.fields(SkillSettings))
-_DEFAULTS: Final = {f.name: f.default for f in dataclasses.fields(SkillSettings)}
-
-
-def _is_default(name: str, value: object) -> bool:
-    if name not in _DEFAULTS:
-        raise UsageError(f"SkillSettings has no option {name}")
-    default = _DEFAULTS[name]
-    if isinstance(value, list | tuple) and isinstance(default, tuple):
-        return tuple(value) == default
-    return value is default or (type(value) is type(default) and value == default)
 
 
 def _choice(name: str, value: object, allowed: tuple[object, ...]) -> None:

@@ -28,7 +28,7 @@ import json
 import time
 import uuid
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, Final, NotRequired
+from typing import TYPE_CHECKING, Any, Final, NotRequired, Unpack
 
 import anyio
 
@@ -52,29 +52,25 @@ except ImportError as exc:
         "langchain", module=exc.name or "langchain", feature="The LangChain integration"
     ) from exc
 
-from skillshelf.core.catalog import CatalogFormat
-from skillshelf.core.session import DEFAULT_MAX_LOADED, LoadMode, grade_failure
+from skillshelf.core.session import grade_failure
 from skillshelf.harness import (
-    DEFAULT_CATALOG_BUDGET,
     LOAD_TOOL_NAMES,
     Harness,
+    HarnessFace,
     Placement,
+    SettingsOptions,
     SkillSession,
     SkillSettings,
     ToolRecord,
-    Trace,
     digest,
     materialize,
     span,
 )
 from skillshelf.models import ToolCall
 from skillshelf.repository import Repository
-from skillshelf.skills.skill import Skill
-from skillshelf.stores import SessionStore
 from skillshelf.tools.skill_tools import SkillTools
 from skillshelf.tools.spec import ALL_TOOLS, ArgumentProblem, to_openai
 from skillshelf.tools.user_tools import (
-    Activation,
     Tool,
     activated_tools,
     check_names,
@@ -84,8 +80,7 @@ from skillshelf.tools.user_tools import (
 )
 
 if TYPE_CHECKING:
-    from skillshelf.exec.runner import Executor
-    from skillshelf.exec.workspace import ExecPolicy, WorkspaceManager
+    pass
 
 __all__ = ["SkillsMiddleware", "SkillsState"]
 
@@ -102,33 +97,20 @@ class SkillsState(AgentState[Any]):
     skillshelf_session: NotRequired[str]
 
 
-class SkillsMiddleware(AgentMiddleware[SkillsState, Any, Any]):
+class SkillsMiddleware(HarnessFace, AgentMiddleware[SkillsState, Any, Any]):
     """Agent Skills for ``langchain.agents.create_agent``.
 
     Args:
         repo: Where the skills come from.
-        store: Session store for skill state (default: in-memory); SQLite or Redis stores
-            keep it across processes.
-        agent: The agent key inside each session (sub-agents use their own).
-        load_mode: How long loads last (``once``, ``turn`` — until the next invocation —,
-            ``session``).
-        max_loaded: Loaded skills kept before the least recently touched is evicted.
-        visible: Filter of the skills this agent may see.
-        placement: ``tool_result`` (loaded content stays in the result that delivered it) or
-            ``system`` (in a system message after the prompt).
-        catalog_format: ``xml`` or ``markdown``.
-        catalog_budget: Characters the catalog may take.
-        activations: Tools that are offered only while a skill that activates them is loaded
-            (a skill's ``allowed-tools`` naming them, or the activation's ``skill``). They are
-            registered with the agent by this middleware. ``session`` lifetime is not
-            supported here.
-        workspace: Enables ``workspace_exec`` (each thread gets its own workspace).
-        executor: Runs ``workspace_exec`` commands (default: bubblewrap where it works).
-        exec_policy: What ``workspace_exec`` may run.
-        trace: Where JSONL trace records go.
-        settings: Every harness option (:class:`~skillshelf.harness.SkillSettings`); the
-            keywords above are shortcuts that override it. With ``enforce_allowed_tools``, a
-            call outside the active skill's ``allowed-tools`` is refused (graded).
+        settings: Every harness option (:class:`~skillshelf.harness.SkillSettings`). Here
+            ``load_mode="turn"`` lasts until the next invocation; ``activations`` (tools
+            offered only while a skill that activates them is loaded: a skill's
+            ``allowed-tools`` naming them, or the activation's ``skill``) are registered with
+            the agent by this middleware, ``session`` lifetime not supported; with
+            ``enforce_allowed_tools`` a call outside the active skill's ``allowed-tools`` is
+            refused (graded). Each thread gets its own workspace.
+        options: Keyword shortcuts for the fields of ``settings`` (``store=``,
+            ``placement=``, …), applied over it.
 
     Every call goes through the thread's :class:`~skillshelf.harness.SkillSession`, the
     harness skillshelf's own agent uses.
@@ -143,44 +125,16 @@ class SkillsMiddleware(AgentMiddleware[SkillsState, Any, Any]):
         self,
         repo: Repository,
         *,
-        store: SessionStore | None = None,
-        agent: str = "main",
-        load_mode: LoadMode = "turn",
-        max_loaded: int = DEFAULT_MAX_LOADED,
-        visible: Callable[[Skill], bool] | None = None,
-        placement: Placement = "tool_result",
-        catalog_format: CatalogFormat = "xml",
-        catalog_budget: int | None = DEFAULT_CATALOG_BUDGET,
-        activations: Sequence[Activation] = (),
-        workspace: WorkspaceManager | None = None,
-        executor: Executor | None = None,
-        exec_policy: ExecPolicy | None = None,
-        trace: Trace | None = None,
         settings: SkillSettings | None = None,
+        **options: Unpack[SettingsOptions],
     ) -> None:
         super().__init__()
-        chosen = SkillSettings.of(
-            settings,
-            store=store,
-            agent=agent,
-            load_mode=load_mode,
-            max_loaded=max_loaded,
-            visible=visible,
-            placement=placement,
-            catalog_format=catalog_format,
-            catalog_budget=catalog_budget,
-            activations=tuple(activations),
-            workspace=workspace,
-            executor=executor,
-            exec_policy=exec_policy,
-            trace=trace,
-        )
+        chosen = SkillSettings.of(settings, **options)
         if any(a.lifetime == "session" for a in chosen.activations):
             raise UsageError("SkillsMiddleware supports activations of 'invocation' lifetime only")
         check_names([], chosen.activations)
         self.repo = repo
         self.harness = Harness(repo, chosen, source=_SOURCE)
-        self.settings = self.harness.settings
         self._gated: dict[str, Tool] = {
             t.name: t
             for a in self.settings.activations
@@ -188,16 +142,6 @@ class SkillsMiddleware(AgentMiddleware[SkillsState, Any, Any]):
             if t.name not in _SKILL_NAMES
         }
         self.tools = [*self._skill_tools(), *map(_native, self._gated.values())]
-
-    @property
-    def agent(self) -> str:
-        return self.settings.agent
-
-    @property
-    def store(self) -> SessionStore:
-        store = self.settings.store
-        assert store is not None  # the harness gave it one
-        return store
 
     # -- sessions --------------------------------------------------------------------------
 

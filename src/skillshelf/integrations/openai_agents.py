@@ -24,18 +24,20 @@ import functools
 import json
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Any, Final, Unpack
 
 import anyio
 
-from skillshelf.core.catalog import CatalogFormat
-from skillshelf.core.session import DEFAULT_MAX_LOADED, LoadMode
 from skillshelf.errors import MissingExtraError, UsageError
-from skillshelf.harness import DEFAULT_CATALOG_BUDGET, Harness, SkillSession, SkillSettings, Trace
+from skillshelf.harness import (
+    Harness,
+    HarnessFace,
+    SettingsOptions,
+    SkillSession,
+    SkillSettings,
+)
 from skillshelf.models import ToolCall
 from skillshelf.repository import Repository
-from skillshelf.skills.skill import Skill
-from skillshelf.stores import SessionStore
 from skillshelf.tools.skill_tools import SkillTools
 from skillshelf.tools.spec import to_openai
 from skillshelf.tools.user_tools import Activation, Tool
@@ -44,8 +46,6 @@ if TYPE_CHECKING:
     from agents import AgentHooks, FunctionTool, RunContextWrapper
     from agents import Tool as SdkTool
 
-    from skillshelf.exec.runner import Executor
-    from skillshelf.exec.workspace import ExecPolicy, WorkspaceManager
 
 __all__ = ["SkillContext", "SkillKit", "conversation_of", "skill_tools"]
 
@@ -102,7 +102,7 @@ def conversation_of(context: Any) -> str:
     )
 
 
-class SkillKit:
+class SkillKit(HarnessFace):
     """Skill tools, instructions and hooks for Agents SDK agents (build with :func:`skill_tools`).
 
     Every call goes through the conversation's :class:`~skillshelf.harness.SkillSession`, the
@@ -121,22 +121,11 @@ class SkillKit:
     ) -> None:
         self.repo = repo
         self.harness = Harness(repo, settings, source=_SOURCE)
-        self.settings = self.harness.settings
         self._conversation = conversation
         self._names: tuple[str, ...] | None = None
         self._function_tools = self._build_tools()
         self.tools: list[SdkTool] = list(self._function_tools)
         self.hooks: AgentHooks[Any] = _hooks(self)
-
-    @property
-    def store(self) -> SessionStore:
-        store = self.settings.store
-        assert store is not None  # the harness gave it one
-        return store
-
-    @property
-    def agent(self) -> str:
-        return self.settings.agent
 
     # -- conversations -------------------------------------------------------------------
 
@@ -281,62 +270,27 @@ def skill_tools(
     repo: Repository,
     *,
     settings: SkillSettings | None = None,
-    store: SessionStore | None = None,
-    instructions: str = "",
-    agent: str = "main",
-    load_mode: LoadMode = "turn",
-    max_loaded: int = DEFAULT_MAX_LOADED,
-    visible: Callable[[Skill], bool] | None = None,
-    catalog_format: CatalogFormat = "xml",
-    catalog_budget: int | None = DEFAULT_CATALOG_BUDGET,
-    workspace: WorkspaceManager | None = None,
-    executor: Executor | None = None,
-    exec_policy: ExecPolicy | None = None,
-    trace: Trace | None = None,
     conversation: Callable[[Any], str] = conversation_of,
+    **options: Unpack[SettingsOptions],
 ) -> SkillKit:
     """Skills for an Agents SDK agent: tools, instructions and hooks (see :class:`SkillKit`).
 
     Args:
         repo: Where the skills come from.
-        settings: Every harness option (:class:`~skillshelf.harness.SkillSettings`); the
-            keywords below are shortcuts that override it.
-        store: Session store for skill state (default: in-memory, private to this kit).
-        instructions: The caller's part of the instructions, before the catalog.
-        agent: Key of this agent's state within a conversation (distinct per agent).
-        load_mode: How long a load lasts: ``turn`` (until the next run, with
-            :attr:`SkillKit.hooks`), ``once`` or ``session``.
-        max_loaded: Loaded skills kept before the least recently touched is evicted.
-        visible: Filter on the skills the agent may see.
-        catalog_format: ``xml`` or ``markdown``.
-        catalog_budget: Characters the catalog may take.
-        workspace: Enables ``workspace_exec`` (one workspace per conversation).
-        executor: Runs ``workspace_exec`` commands (default: ``auto``).
-        exec_policy: What ``workspace_exec`` may run.
-        trace: Where JSONL decision records go.
+        settings: Every harness option (:class:`~skillshelf.harness.SkillSettings`: store,
+            instructions, agent, load mode, catalog, workspace, trace, …).
         conversation: Names the conversation from the run context (default:
             :func:`conversation_of`).
+        options: Keyword shortcuts for the fields of ``settings`` (``store=``,
+            ``load_mode=``, …), applied over it. ``turn`` loads end with each run through
+            :attr:`SkillKit.hooks`.
 
     Raises:
         MissingExtraError: The ``openai-agents`` extra is not installed.
+        UsageError: An option is unknown or out of range.
     """
     _require_sdk()
-    chosen = SkillSettings.of(
-        settings,
-        store=store,
-        instructions=instructions,
-        agent=agent,
-        load_mode=load_mode,
-        max_loaded=max_loaded,
-        visible=visible,
-        catalog_format=catalog_format,
-        catalog_budget=catalog_budget,
-        workspace=workspace,
-        executor=executor,
-        exec_policy=exec_policy,
-        trace=trace,
-    )
-    return SkillKit(repo, chosen, conversation)
+    return SkillKit(repo, SkillSettings.of(settings, **options), conversation)
 
 
 def _hooks(kit: SkillKit) -> AgentHooks[Any]:

@@ -24,26 +24,21 @@ import copy
 import json
 from collections.abc import Awaitable, Callable, Collection
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Any, Final, Unpack
 
 import anyio
 
 from skillshelf.core.allowed_tools import pattern_tool
-from skillshelf.core.catalog import CatalogFormat
-from skillshelf.core.session import DEFAULT_MAX_LOADED, LoadMode
 from skillshelf.errors import MissingExtraError, UsageError
-from skillshelf.harness import DEFAULT_CATALOG_BUDGET, Harness, SkillSession, SkillSettings, Trace
+from skillshelf.harness import Harness, HarnessFace, SettingsOptions, SkillSession, SkillSettings
 from skillshelf.models import ToolCall
 from skillshelf.repository import Repository
-from skillshelf.skills.skill import Skill
-from skillshelf.stores import SessionStore
 from skillshelf.tools.skill_tools import SkillTools
 from skillshelf.tools.spec import to_openai
 from skillshelf.tools.user_tools import Activation, ActivationMode, Tool, activated_tools
 
 if TYPE_CHECKING:
-    from skillshelf.exec.runner import Executor
-    from skillshelf.exec.workspace import ExecPolicy, WorkspaceManager
+    pass
 
 try:
     from pydantic_ai import RunContext, ToolDefinition
@@ -96,29 +91,20 @@ def conversation_key(ctx: RunContext[Any]) -> str:
     return key
 
 
-class SkillsToolset(AbstractToolset[Any]):
+class SkillsToolset(HarnessFace, AbstractToolset[Any]):
     """The skill tools and catalog as one pydantic-ai toolset.
 
     Args:
         repo: Where the skills come from (a ``refresh()`` or watch change reaches the next
             request's instructions and tool schemas).
-        store: Session store (memory, SQLite, Redis; default: in-memory).
+        settings: Every harness option (:class:`~skillshelf.harness.SkillSettings`: store,
+            agent, load mode, catalog, workspace, allowed-tools rules, trace, …).
         conversation_key: Maps a run to its conversation (default: :func:`conversation_key`).
             Two keys never share loads; a run with the same key resumes them.
-        agent: The agent key within a conversation (distinct per sub-agent).
-        load_mode: How long a load lasts: ``once`` (the model request after it), ``turn``
-            (until the next run) or ``session``.
-        max_loaded: Loaded skills kept before the least recently touched is evicted.
-        visible: Filter on the skills the model may see.
-        workspace: Enables ``workspace_exec`` (one workspace per conversation).
-        executor: Runs ``workspace_exec`` commands (default: bubblewrap where it works).
-        exec_policy: What ``workspace_exec`` may run.
-        catalog_format: ``xml`` or ``markdown``.
-        catalog_budget: Characters the catalog may take.
-        trace: Where a JSON line per run and per tool call goes.
         id: The toolset's id among the agent's toolsets.
-        settings: Every harness option (:class:`~skillshelf.harness.SkillSettings`); the
-            keywords above are shortcuts that override it.
+        options: Keyword shortcuts for the fields of ``settings`` (``store=``,
+            ``load_mode=``, …), applied over it. ``turn`` loads last until the next run,
+            ``once`` loads the model request after them.
 
     Every call goes through the conversation's :class:`~skillshelf.harness.SkillSession`, the
     harness skillshelf's own agent uses.
@@ -128,51 +114,17 @@ class SkillsToolset(AbstractToolset[Any]):
         self,
         repo: Repository,
         *,
-        store: SessionStore | None = None,
-        conversation_key: ConversationKey = conversation_key,
-        agent: str = "main",
-        load_mode: LoadMode = "turn",
-        max_loaded: int = DEFAULT_MAX_LOADED,
-        visible: Callable[[Skill], bool] | None = None,
-        workspace: WorkspaceManager | None = None,
-        executor: Executor | None = None,
-        exec_policy: ExecPolicy | None = None,
-        catalog_format: CatalogFormat = "xml",
-        catalog_budget: int | None = DEFAULT_CATALOG_BUDGET,
-        trace: Trace | None = None,
-        id: str = "skillshelf",
         settings: SkillSettings | None = None,
+        conversation_key: ConversationKey = conversation_key,
+        id: str = "skillshelf",
+        **options: Unpack[SettingsOptions],
     ) -> None:
-        chosen = SkillSettings.of(
-            settings,
-            store=store,
-            agent=agent,
-            load_mode=load_mode,
-            max_loaded=max_loaded,
-            visible=visible,
-            workspace=workspace,
-            executor=executor,
-            exec_policy=exec_policy,
-            catalog_format=catalog_format,
-            catalog_budget=catalog_budget,
-            trace=trace,
-        )
+        chosen = SkillSettings.of(settings, **options)
         self.repo = repo
         self.harness = Harness(repo, chosen, source="pydantic-ai")  # checks the options now
-        self.settings = self.harness.settings
         self.conversation_key = conversation_key
         self._id = id
         self._requests: _Requests | None = None  # set on a run's copy (see for_run)
-
-    @property
-    def store(self) -> SessionStore:
-        store = self.settings.store
-        assert store is not None  # the harness gave it one
-        return store
-
-    @property
-    def agent(self) -> str:
-        return self.settings.agent
 
     @property
     def id(self) -> str:
