@@ -19,9 +19,10 @@ from chat_cli import chat_in_process as _chat_in_process
 from fake_providers import FakeOpenAI
 
 from skillshelf.agent.history import (
-    HISTORY_SUFFIX,
+    HISTORY_ENTRY,
     HistoryError,
     HistoryLimit,
+    clear_history,
     history_from_doc,
     history_to_doc,
     load_history,
@@ -36,6 +37,7 @@ from skillshelf.stores import SessionStore
 from skillshelf.stores.memory import MemoryStore
 from skillshelf.stores.sqlite import SQLiteStore
 from skillshelf.testing import ScriptedModel, reply
+from skillshelf.tools.skill_tools import SkillTools
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "stores"))
 from redis_servers import free_port, redis_server_binary, running_redis
@@ -194,7 +196,7 @@ def test_a_resumed_conversation_sends_the_earlier_messages_on_every_store(
 def test_a_conversation_without_persist_stores_no_history(repo: Repository) -> None:
     store = MemoryStore()
     _agent(repo, store, ["Hi."]).conversation("s1").send_sync("hello")
-    assert store.get("s1", "main" + HISTORY_SUFFIX) is None
+    assert store.get_entries("s1", "main", [HISTORY_ENTRY]) == {}
     assert _agent(repo, store, []).conversation("s1", persist=True).restored == 0
 
 
@@ -210,7 +212,9 @@ def test_a_failed_turn_is_not_stored(repo: Repository) -> None:
 
 def test_an_unreadable_stored_history_starts_a_fresh_conversation(repo: Repository) -> None:
     store = MemoryStore()
-    store.update("s1", "main" + HISTORY_SUFFIX, lambda _d: {"v": 1, "messages": "nope"})
+    store.update_entries(
+        "s1", "main", [HISTORY_ENTRY], lambda _n: {HISTORY_ENTRY: {"v": 1, "messages": "nope"}}
+    )
     agent = _agent(repo, store, ["Fresh."])
     conversation = agent.conversation("s1", persist=True)
     assert conversation.restored == 0
@@ -347,7 +351,8 @@ def test_a_corrupt_stored_history_warns_and_starts_fresh(
 ) -> None:
     with contextlib.closing(SQLiteStore(tmp_path / "chat.db")) as store:
         save_history(store, "s1", "main", [{"role": "user", "content": "old"}])
-        store.update("s1", "main" + HISTORY_SUFFIX, lambda _d: {"v": 1, "messages": [{"x": 1}]})
+        corrupt = {HISTORY_ENTRY: {"v": 1, "messages": [{"x": 1}]}}
+        store.update_entries("s1", "main", [HISTORY_ENTRY], lambda _n: corrupt)
     out, server = chat_in_process(
         servers, [reply("Fresh.")], "-m", "hi", *_store_args(tmp_path), monkeypatch=monkeypatch
     )
@@ -375,3 +380,32 @@ def test_a_session_without_a_store_keeps_no_history(
     )
     assert out.exit_code == 0, out.output
     assert "resumed" not in out.stderr
+
+
+def test_a_history_stored_by_0_1_under_the_suffixed_key_is_read_and_moved_into_its_entry(
+    repo: Repository,
+) -> None:
+    store = MemoryStore()
+    legacy = history_to_doc([{"role": "user", "content": "old"}])
+    store.update("s1", "main#history", lambda _d: legacy)
+    assert [m["content"] for m in load_history(store, "s1", "main")] == ["old"]
+    save_history(store, "s1", "main", [{"role": "user", "content": "new"}])
+    assert store.get("s1", "main#history") is None
+    assert [m["content"] for m in load_history(store, "s1", "main")] == ["new"]
+
+
+def test_an_agent_named_like_a_suffixed_key_cannot_touch_another_agents_history(
+    repo: Repository,
+) -> None:
+    store = MemoryStore()
+    save_history(store, "s1", "main", [{"role": "user", "content": "mine"}])
+    clear_history(store, "s1", "main#history")
+    _agent(repo, store, ["Hi."], name="main#history").conversation("s1").send_sync("x")
+    assert [m["content"] for m in load_history(store, "s1", "main")] == ["mine"]
+
+
+def test_unloading_every_skill_keeps_the_stored_history(repo: Repository) -> None:
+    store = MemoryStore()
+    save_history(store, "s1", "main", [{"role": "user", "content": "kept"}])
+    SkillTools(repo, store=store, session_id="s1").unload_all()
+    assert [m["content"] for m in load_history(store, "s1", "main")] == ["kept"]

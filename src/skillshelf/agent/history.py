@@ -1,9 +1,10 @@
 """A conversation's message history, kept in the session store so a chat can be resumed.
 
-The history is one JSON document per (session, agent) next to the agent's skill state, under
-the key ``agent + "#history"``; it is written with the store's atomic update after each
-completed user turn (the last writer wins). The stored list is bounded: whole turns go from the
-oldest end, and a tool call never loses its result (a provider rejects a call without one).
+The history is one entry (:data:`HISTORY_ENTRY`) of the (session, agent) record that holds the
+agent's skill state; it is written with the store's atomic update after each completed user
+turn (the last writer wins). A history stored by skillshelf 0.1 under the key
+``agent + "#history"`` is read when the entry is absent, and moved into it on the next write.
+The stored list is bounded: whole turns go from the oldest end, and a tool call never loses its result (a provider rejects a call without one).
 When a trimmed result carried a still-loaded skill's content, the materialiser's system-message
 fallback delivers that content instead (see :mod:`skillshelf.harness`).
 
@@ -23,7 +24,7 @@ from skillshelf.errors import SkillshelfError, UsageError
 from skillshelf.stores import Doc, SessionStore
 
 __all__ = [
-    "HISTORY_SUFFIX",
+    "HISTORY_ENTRY",
     "MAX_HISTORY_CHARS",
     "MAX_HISTORY_MESSAGES",
     "HistoryError",
@@ -37,7 +38,8 @@ __all__ = [
 ]
 
 Message = dict[str, Any]
-HISTORY_SUFFIX: Final = "#history"
+HISTORY_ENTRY: Final = "history"
+_LEGACY_SUFFIX: Final = "#history"  # skillshelf 0.1 kept the history under agent + this
 # Every turn rewrites the whole document; ~100k tokens is more than most models' context holds.
 MAX_HISTORY_CHARS: Final = 400_000
 # A bound on the list itself, so thousands of tiny messages cannot grow the document forever.
@@ -232,7 +234,10 @@ def load_history(store: SessionStore, session_id: str, agent: str) -> list[Messa
     Raises:
         HistoryError: The stored document is not a readable history.
     """
-    return history_from_doc(store.get(session_id, agent + HISTORY_SUFFIX))
+    entries = store.get_entries(session_id, agent, [HISTORY_ENTRY])
+    if HISTORY_ENTRY in entries:
+        return history_from_doc(entries[HISTORY_ENTRY])
+    return history_from_doc(store.get(session_id, agent + _LEGACY_SUFFIX))
 
 
 def save_history(
@@ -246,10 +251,19 @@ def save_history(
     """Store ``messages`` trimmed to ``limit``, replacing the stored ones; returns those kept."""
     kept = trim_history(messages, limit or HistoryLimit())
     doc = history_to_doc(kept)
-    store.update(session_id, agent + HISTORY_SUFFIX, lambda _old: doc)
+    store.update_entries(session_id, agent, [HISTORY_ENTRY], lambda _now: {HISTORY_ENTRY: doc})
+    _drop_legacy(store, session_id, agent)
     return kept
 
 
 def clear_history(store: SessionStore, session_id: str, agent: str) -> None:
     """Delete the stored history of ``agent`` in ``session_id`` (skill state is kept)."""
-    store.update(session_id, agent + HISTORY_SUFFIX, lambda _old: None)
+    store.update_entries(session_id, agent, [HISTORY_ENTRY], lambda _now: {HISTORY_ENTRY: None})
+    _drop_legacy(store, session_id, agent)
+
+
+def _drop_legacy(store: SessionStore, session_id: str, agent: str) -> None:
+    """Remove a 0.1 history document of ``agent`` once its entry replaced it."""
+    key = agent + _LEGACY_SUFFIX
+    if store.get(session_id, key) is not None:
+        store.update(session_id, key, lambda _old: None)

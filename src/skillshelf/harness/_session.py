@@ -549,7 +549,11 @@ class SkillSession:
         arguments, notes = parsed.values, parsed.notes
         if parsed.ignored:
             notes += (f"Ignored unknown arguments: {', '.join(parsed.ignored)}.",)
-        refusal = await anyio.to_thread.run_sync(self.allowed_tools_refusal, tool.name, arguments)
+        refusal = None
+        if self.settings.enforce_allowed_tools:  # reads the store: off the event loop
+            refusal = await anyio.to_thread.run_sync(
+                self.allowed_tools_refusal, tool.name, arguments
+            )
         if refusal:
             return _Outcome("recoverable", refusal, arguments, "refused", notes)
         context = ToolContext(self.conversation, self.settings.agent, self.trace)

@@ -31,6 +31,7 @@ from skillshelf.core.session import (
     DEFAULT_MAX_LOADED,
     FAILURES_ENTRY,
     INDEX_ENTRY,
+    SKILL_ENTRY_PREFIX,
     DocSelection,
     LoadedSkill,
     LoadMode,
@@ -512,14 +513,19 @@ class SkillTools:
 
     def unload_all(self) -> None:
         """Forget every load of this session and agent."""
-        held = self.store.get_entries(self.session_id, self.agent)
+        # Only the skill state: other entries of the record (the history, activations) stay.
+        held = [
+            n
+            for n in self.store.get_entries(self.session_id, self.agent)
+            if n in (INDEX_ENTRY, FAILURES_ENTRY) or n.startswith(SKILL_ENTRY_PREFIX)
+        ]
 
         def drop(now: Entries) -> dict[str, Doc | None]:
             # The index is read, and every write of a skill's entry changes it: so the skills
             # it holds now are all that a load since ``held`` was read can have added.
             slots = (now.get(INDEX_ENTRY) or {}).get("slots")
             added = [skill_entry(str(n)) for n in slots] if isinstance(slots, dict) else []
-            return dict.fromkeys([*held, *now, *added])
+            return dict.fromkeys([*held, *(n for n in now if n in held), INDEX_ENTRY, *added])
 
         self.store.update_entries(self.session_id, self.agent, [INDEX_ENTRY, *held], drop)
         self.store.update(self.session_id, self.agent, lambda _d: None)
