@@ -6,6 +6,7 @@ share; :class:`SkillSession` is the harness of one conversation. The modules of 
 are private: import from here.
 """
 
+from skillshelf.harness._harness import Harness, HarnessFace
 from skillshelf.harness._materialize import (
     LOADED_CONTEXT_HEADER,
     ContextSnapshot,
@@ -22,14 +23,7 @@ from skillshelf.harness._records import (
     ToolRecord,
     ToolSink,
 )
-from skillshelf.harness._session import (
-    Fork,
-    Harness,
-    HarnessFace,
-    Offer,
-    SkillSession,
-    fork_result,
-)
+from skillshelf.harness._session import Fork, Offer, SkillSession, fork_result
 from skillshelf.harness._settings import (
     DEFAULT_CATALOG_BUDGET,
     CatalogPlacement,

@@ -15,12 +15,10 @@ agent's key).
 from __future__ import annotations
 
 import functools
-import threading
 import time
-from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 import anyio
 
@@ -28,16 +26,14 @@ from skillshelf.core.search import closest_names
 from skillshelf.core.session import SessionState, grade_failure
 from skillshelf.core.slash import SlashCommand, SlashCommandError, expand, parse_commands
 from skillshelf.errors import SkillshelfError, UsageError, clip
-from skillshelf.harness._prompt import Prompt
+from skillshelf.harness._activations import ActivationLog
 from skillshelf.harness._records import ToolContext, ToolRecord
-from skillshelf.harness._settings import SkillSettings
-from skillshelf.harness._tool_style import canonical_call, styled_definitions
+from skillshelf.harness._settings import tool_options
+from skillshelf.harness._tool_style import canonical_call
 from skillshelf.harness._trace import Trace, span
 from skillshelf.models import ToolCall
-from skillshelf.repository import Repository
 from skillshelf.skills.content import render_load
 from skillshelf.skills.skill import Skill
-from skillshelf.stores import Doc, Entries, SessionStore, open_store
 from skillshelf.tools.skill_tools import SkillTools, ToolResult
 from skillshelf.tools.spec import (
     ArgumentProblem,
@@ -46,7 +42,6 @@ from skillshelf.tools.spec import (
     failure_signature,
     normalise_tool_name,
     parse_arguments,
-    tool_definitions,
 )
 from skillshelf.tools.user_tools import (
     Activation,
@@ -58,14 +53,12 @@ from skillshelf.tools.user_tools import (
     tool_set,
 )
 
-__all__ = ["Fork", "Harness", "HarnessFace", "Offer", "SkillSession"]
+if TYPE_CHECKING:
+    from skillshelf.harness._harness import Harness
 
-# The session's record of session-lifetime activations: an entry beside the skill state.
-ACTIVATIONS_ENTRY: Final = "activations"
+__all__ = ["Fork", "Offer", "SkillSession", "fork_result"]
+
 TRACE_MESSAGE_CHARS: Final = 500  # of a failed call's message kept in the trace
-# Sessions a harness keeps built; each is a thin handle on the store, so an evicted one is
-# rebuilt on the next call with its state intact.
-_CACHED_SESSIONS: Final = 256
 _FORK: Final = "fork"
 
 Fork = Callable[[Skill, str], Awaitable[str]]
@@ -103,107 +96,9 @@ class _Outcome:
         )
 
 
-class Harness:
-    """What the conversations of one face share: the repository, the settings and the prompt.
-
-    Args:
-        repo: Where the skills come from.
-        settings: The options (a ``store`` of None becomes an in-memory store private to
-            this harness).
-        source: The face, as trace records name it (``agent``, ``serve``, ``pydantic-ai``…).
-    """
-
-    def __init__(
-        self, repo: Repository, settings: SkillSettings | None = None, *, source: str = "agent"
-    ) -> None:
-        settings = settings if settings is not None else SkillSettings()
-        if settings.store is None:
-            settings = settings.replace(store=open_store(None))
-        self.repo = repo
-        self.settings = settings
-        self.source = source
-        self.prompt = Prompt(settings)
-        self._sessions: OrderedDict[str, SkillSession] = OrderedDict()
-        self._lock = threading.Lock()
-        self.probe = SkillTools(repo, **_tool_options(settings))  # checks the options now
-
-    @property
-    def store(self) -> SessionStore:
-        """The settings' store (a private in-memory one when they named none)."""
-        store = self.settings.store
-        assert store is not None  # given in __init__
-        return store
-
-    def session(self, conversation: str, *, fork: Fork | None = None) -> SkillSession:
-        """The session of ``conversation`` (built once and kept while recently used)."""
-        if fork is not None:
-            return SkillSession(self, conversation, fork=fork)
-        with self._lock:
-            session = self._sessions.get(conversation)
-            if session is None:
-                session = SkillSession(self, conversation)
-                self._sessions[conversation] = session
-                if len(self._sessions) > _CACHED_SESSIONS:
-                    self._sessions.popitem(last=False)
-            else:
-                self._sessions.move_to_end(conversation)
-            return session
-
-    def visible_skills(self) -> list[Skill]:
-        """The skills the model may see (loadable or user-only)."""
-        return self.probe.visible_skills()
-
-    def instructions(self) -> str:
-        """The system prompt: the caller's instructions, the catalog and the guidance."""
-        return self.prompt.system(self.visible_skills())
-
-    def catalog_reminder(self) -> str | None:
-        """The catalog as a ``<system-reminder>`` message, with ``catalog_placement="reminder"``."""
-        return self.prompt.reminder(self.visible_skills())
-
-    def skill_definitions(self) -> list[ToolDef]:
-        """The skill tools as the model is offered them (in the settings' tool style)."""
-        names = [s.name for s in self.visible_skills() if s.model_invocable]
-        definitions = tool_definitions(
-            skill_names=names, tools=self.probe.tool_names, enum_limit=self.probe.enum_limit
-        )
-        return styled_definitions(definitions, self.settings.tool_style)
-
-    def allowed_tools(self, name: str) -> tuple[str, ...]:
-        skill = self.repo.find(name)
-        return skill.manifest.allowed_tools if skill is not None else ()
-
-    def record(self, kind: str, session: str, **fields: Any) -> None:
-        """One trace record of this face, when the settings have a trace."""
-        trace = self.settings.trace
-        if trace is not None:
-            if self.source != "agent":
-                fields.setdefault("source", self.source)
-            trace.record(kind, session=session, agent=self.settings.agent, **fields)
-
-
-class HarnessFace:
-    """What a face built on a :class:`Harness` reads off it (the integrations inherit it)."""
-
-    harness: Harness
-
-    @property
-    def settings(self) -> SkillSettings:
-        return self.harness.settings
-
-    @property
-    def store(self) -> SessionStore:
-        return self.harness.store
-
-    @property
-    def agent(self) -> str:
-        """The agent's name: its state's key within each conversation."""
-        return self.harness.settings.agent
-
-
 class SkillSession:
     """The harness of one conversation (see the module docstring); built by
-    :meth:`Harness.session`.
+    :meth:`~skillshelf.harness.Harness.session`.
 
     Attributes:
         tools: The conversation's :class:`SkillTools` (its state: ``tools.state()``).
@@ -214,10 +109,11 @@ class SkillSession:
         self.settings = harness.settings
         self.conversation = conversation
         self.tools = SkillTools(
-            harness.repo, session_id=conversation, **_tool_options(harness.settings)
+            harness.repo, session_id=conversation, **tool_options(harness.settings)
         )
         self._fork = fork
         self._declared = False
+        self._activations = ActivationLog(self.tools.store, conversation, harness.settings.agent)
 
     @property
     def trace(self) -> Trace | None:
@@ -241,7 +137,7 @@ class SkillSession:
         if not settings.activations:
             return tool_set(list(settings.tools), [])
         loaded = list(self.tools.state().loaded)
-        persisted = self._persisted_activations()
+        persisted = self._activations.persisted()
         in_force: list[tuple[Activation, Sequence[Tool]]] = []
         for index, activation in enumerate(settings.activations):
             names = list(loaded)
@@ -299,7 +195,7 @@ class SkillSession:
         declaring = SkillTools(
             self.harness.repo,
             session_id=self.conversation,
-            **{**_tool_options(self.settings), "load_mode": "session"},
+            **{**tool_options(self.settings), "load_mode": "session"},
         )
         records = []
         for result in declaring.declare(self.settings.declared):
@@ -566,32 +462,16 @@ class SkillSession:
             content += "\n\n(Arguments adjusted: " + " ".join(notes) + ")"
         return _Outcome("ok", content, arguments, None, notes)
 
-    # -- session-lifetime activations ----------------------------------------------------
-
-    def _persisted_activations(self) -> list[tuple[int, str]]:
-        entries = self.tools.store.get_entries(
-            self.conversation, self.settings.agent, [ACTIVATIONS_ENTRY]
-        )
-        return _activation_pairs(entries.get(ACTIVATIONS_ENTRY))
-
     def _on_loaded(self, name: str) -> None:
+        """Remember the session-lifetime activations a load of ``name`` put in force."""
         keep = [
             (index, name)
             for index, activation in enumerate(self.settings.activations)
             if activation.lifetime == "session"
             and activated_tools(activation, name, self.harness.allowed_tools(name))
         ]
-        if not keep:
-            return
-
-        def add(entries: Entries) -> dict[str, Doc | None]:
-            current = _activation_pairs(entries.get(ACTIVATIONS_ENTRY))
-            pairs = current + [p for p in keep if p not in current]
-            return {ACTIVATIONS_ENTRY: {"session": [list(p) for p in pairs]}}
-
-        self.tools.store.update_entries(
-            self.conversation, self.settings.agent, [ACTIVATIONS_ENTRY], add
-        )
+        if keep:
+            self._activations.add(keep)
 
 
 def fork_result(skill: Skill, answer: str) -> str:
@@ -601,35 +481,6 @@ def fork_result(skill: Skill, answer: str) -> str:
         f"The skill {skill.name!r} ran in a sub-agent{by}; its steps are not shown. "
         f"Its final answer:\n\n{answer}"
     )
-
-
-def _activation_pairs(doc: Doc | None) -> list[tuple[int, str]]:
-    """The (activation index, skill) pairs of a stored activations entry; a malformed entry
-    reads as none (it is only a record of what was offered)."""
-    pairs: list[tuple[int, str]] = []
-    rows = doc.get("session") if isinstance(doc, dict) else None
-    for row in rows if isinstance(rows, list) else ():
-        if (
-            isinstance(row, list)
-            and len(row) == 2
-            and isinstance(row[0], int)
-            and isinstance(row[1], str)
-        ):
-            pairs.append((row[0], row[1]))
-    return pairs
-
-
-def _tool_options(settings: SkillSettings) -> dict[str, Any]:
-    return {
-        "store": settings.store,
-        "agent": settings.agent,
-        "load_mode": settings.load_mode,
-        "max_loaded": settings.max_loaded,
-        "visible": settings.visible,
-        "workspace": settings.workspace,
-        "executor": settings.executor,
-        "exec_policy": settings.exec_policy,
-    }
 
 
 def _shown(name: str) -> str:

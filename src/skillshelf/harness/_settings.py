@@ -179,3 +179,17 @@ def _choice(name: str, value: object, allowed: tuple[object, ...]) -> None:
     if value not in allowed:
         shown = ", ".join(repr(a) for a in allowed)
         raise UsageError(f"{name} must be one of {shown}, not {value!r}")
+
+
+def tool_options(settings: SkillSettings) -> dict[str, Any]:
+    """The options :class:`~skillshelf.tools.skill_tools.SkillTools` takes, from ``settings``."""
+    return {
+        "store": settings.store,
+        "agent": settings.agent,
+        "load_mode": settings.load_mode,
+        "max_loaded": settings.max_loaded,
+        "visible": settings.visible,
+        "workspace": settings.workspace,
+        "executor": settings.executor,
+        "exec_policy": settings.exec_policy,
+    }

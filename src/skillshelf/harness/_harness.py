@@ -1,0 +1,123 @@
+"""What the conversations of one face share: the repository, the settings, the rendered prompt
+and the sessions built so far (:class:`Harness`); :class:`HarnessFace` is what a face built on
+one reads off it."""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from typing import Any, Final
+
+from skillshelf.harness._prompt import Prompt
+from skillshelf.harness._session import Fork, SkillSession
+from skillshelf.harness._settings import SkillSettings, tool_options
+from skillshelf.harness._tool_style import styled_definitions
+from skillshelf.repository import Repository
+from skillshelf.skills.skill import Skill
+from skillshelf.stores import SessionStore, open_store
+from skillshelf.tools.skill_tools import SkillTools
+from skillshelf.tools.spec import ToolDef, tool_definitions
+
+__all__ = ["Harness", "HarnessFace"]
+
+# Sessions a harness keeps built; each is a thin handle on the store, so an evicted one is
+# rebuilt on the next call with its state intact.
+_CACHED_SESSIONS: Final = 256
+
+
+class Harness:
+    """What the conversations of one face share: the repository, the settings and the prompt.
+
+    Args:
+        repo: Where the skills come from.
+        settings: The options (a ``store`` of None becomes an in-memory store private to
+            this harness).
+        source: The face, as trace records name it (``agent``, ``serve``, ``pydantic-ai``…).
+    """
+
+    def __init__(
+        self, repo: Repository, settings: SkillSettings | None = None, *, source: str = "agent"
+    ) -> None:
+        settings = settings if settings is not None else SkillSettings()
+        if settings.store is None:
+            settings = settings.replace(store=open_store(None))
+        self.repo = repo
+        self.settings = settings
+        self.source = source
+        self.prompt = Prompt(settings)
+        self._sessions: OrderedDict[str, SkillSession] = OrderedDict()
+        self._lock = threading.Lock()
+        self.probe = SkillTools(repo, **tool_options(settings))  # checks the options now
+
+    @property
+    def store(self) -> SessionStore:
+        """The settings' store (a private in-memory one when they named none)."""
+        store = self.settings.store
+        assert store is not None  # given in __init__
+        return store
+
+    def session(self, conversation: str, *, fork: Fork | None = None) -> SkillSession:
+        """The session of ``conversation`` (built once and kept while recently used)."""
+        if fork is not None:
+            return SkillSession(self, conversation, fork=fork)
+        with self._lock:
+            session = self._sessions.get(conversation)
+            if session is None:
+                session = SkillSession(self, conversation)
+                self._sessions[conversation] = session
+                if len(self._sessions) > _CACHED_SESSIONS:
+                    self._sessions.popitem(last=False)
+            else:
+                self._sessions.move_to_end(conversation)
+            return session
+
+    def visible_skills(self) -> list[Skill]:
+        """The skills the model may see (loadable or user-only)."""
+        return self.probe.visible_skills()
+
+    def instructions(self) -> str:
+        """The system prompt: the caller's instructions, the catalog and the guidance."""
+        return self.prompt.system(self.visible_skills())
+
+    def catalog_reminder(self) -> str | None:
+        """The catalog as a ``<system-reminder>`` message, with ``catalog_placement="reminder"``."""
+        return self.prompt.reminder(self.visible_skills())
+
+    def skill_definitions(self) -> list[ToolDef]:
+        """The skill tools as the model is offered them (in the settings' tool style)."""
+        names = [s.name for s in self.visible_skills() if s.model_invocable]
+        definitions = tool_definitions(
+            skill_names=names, tools=self.probe.tool_names, enum_limit=self.probe.enum_limit
+        )
+        return styled_definitions(definitions, self.settings.tool_style)
+
+    def allowed_tools(self, name: str) -> tuple[str, ...]:
+        skill = self.repo.find(name)
+        return skill.manifest.allowed_tools if skill is not None else ()
+
+    def record(self, kind: str, session: str, **fields: Any) -> None:
+        """One trace record of this face, when the settings have a trace."""
+        trace = self.settings.trace
+        if trace is not None:
+            if self.source != "agent":
+                fields.setdefault("source", self.source)
+            trace.record(kind, session=session, agent=self.settings.agent, **fields)
+
+
+class HarnessFace:
+    """What a face built on a :class:`Harness` reads off it (the integrations inherit it)."""
+
+    harness: Harness
+
+    @property
+    def settings(self) -> SkillSettings:
+        return self.harness.settings
+
+    @property
+    def store(self) -> SessionStore:
+        return self.harness.store
+
+    @property
+    def agent(self) -> str:
+        """The agent's name: its state's key within each conversation."""
+        return self.harness.settings.agent
