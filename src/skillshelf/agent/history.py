@@ -4,9 +4,10 @@ The history is one entry (:data:`HISTORY_ENTRY`) of the (session, agent) record 
 agent's skill state; it is written with the store's atomic update after each completed user
 turn (the last writer wins). A history stored by skillshelf 0.1 under the key
 ``agent + "#history"`` is read when the entry is absent, and moved into it on the next write.
-The stored list is bounded: whole turns go from the oldest end, and a tool call never loses its result (a provider rejects a call without one).
-When a trimmed result carried a still-loaded skill's content, the materialiser's system-message
-fallback delivers that content instead (see :mod:`skillshelf.harness`).
+The stored list is bounded: whole turns go from the oldest end, and a tool call never loses
+its result (a provider rejects a call without one). When a trimmed result carried a
+still-loaded skill's content, the materialiser's system-message fallback delivers that content
+instead (see :mod:`skillshelf.harness`).
 
 Pure functions (:func:`trim_history`, :func:`history_to_doc`, :func:`history_from_doc`) and
 three store operations at the edge (:func:`load_history`, :func:`save_history`,
