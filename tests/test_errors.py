@@ -167,3 +167,27 @@ def test_the_install_hint_from_a_wheel_names_the_extras_requirements(
         assert install_hint("mcp") == "pip install 'mcp<3,>=2.3'"
     finally:
         install_hint.cache_clear()
+
+
+def test_library_errors_name_no_cli_flags() -> None:
+    """A library error speaks of options and values, not of the CLI's flags: the CLI
+    translates; an embedder has no ``--flag`` to pass."""
+    import ast
+    import re
+    from pathlib import Path
+
+    flag = re.compile(r"(?:^|[\s(`'\"])--[a-z][a-z-]+")
+    src = Path(__file__).parents[1] / "src" / "skillshelf"
+    found = []
+    for path in sorted(src.rglob("*.py")):
+        if "cli" in path.relative_to(src).parts:
+            continue
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        for node in ast.walk(tree):
+            if not isinstance(node, ast.Raise) or node.exc is None:
+                continue
+            for part in ast.walk(node.exc):
+                text = part.value if isinstance(part, ast.Constant) else None
+                if isinstance(text, str) and flag.search(text):
+                    found.append(f"{path.relative_to(src)}:{part.lineno}: {text!r}")
+    assert found == []

@@ -163,4 +163,4 @@ def test_eval_case_expecting_workspace_exec_without_exec_is_a_usage_error(
         ["eval", str(cases), "--root", str(skills), "--model", f"scripted:{replies}"],
     )
     assert result.exit_code == 2
-    assert "workspace_exec is offered only with --exec" in result.output
+    assert "workspace_exec is offered only when running commands is enabled" in result.output

@@ -132,7 +132,7 @@ def test_unknown_tools_and_broken_specs_are_reported_with_the_case() -> None:
     problems = [str(p) for p in exc.value.problems]
     assert "did you mean list_files" in problems[0]
     assert "cannot import 'no_such_module_here'" in problems[1]
-    assert "workspace_exec is offered only with --exec" in problems[-1]
+    assert "workspace_exec is offered only when running commands is enabled" in problems[-1]
 
 
 def test_bad_tool_entries_are_case_problems() -> None:

@@ -430,7 +430,7 @@ def check_cases(
         known = [*ALL_TOOLS, *sorted(offered | names)]
         for tool in case.expected_params:
             if tool == "workspace_exec" and exec_enabled is False:
-                message = "workspace_exec is offered only with --exec"
+                message = "workspace_exec is offered only when running commands is enabled"
                 problems.append(CaseProblem(where, f"expected_params.{tool}", message))
             elif tool not in known:
                 hint = _did_you_mean(tool, known)

@@ -179,7 +179,8 @@ async def improve_descriptions(
     for side in SPLITS:
         if side not in split.values():
             raise UsageError(
-                f"the {side} split is empty: add cases (two or more per skill) or change --holdout"
+                f"the {side} split is empty: add cases (two or more per skill) or change the "
+                f"holdout share ({holdout})"
             )
     allowed = _allowed(skills, repo)
     settings = _Settings(model, proposer or model, runs, concurrency, max_steps, on_run)

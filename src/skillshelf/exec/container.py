@@ -379,7 +379,7 @@ def _connect(base_url: str | None) -> DockerClient:
 def _no_image(image: str) -> SandboxUnavailableError:
     return SandboxUnavailableError(
         f"the Docker image {clip(image)!r} is not on the engine: `docker pull {clip(image)}`, or "
-        f"build one with the runtimes your skills need and pass --image ({_DOCS})"
+        f"build one with the runtimes your skills need and use that image ({_DOCS})"
     )
 
 
