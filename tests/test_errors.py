@@ -189,5 +189,5 @@ def test_library_errors_name_no_cli_flags() -> None:
             for part in ast.walk(node.exc):
                 text = part.value if isinstance(part, ast.Constant) else None
                 if isinstance(text, str) and flag.search(text):
-                    found.append(f"{path.relative_to(src)}:{part.lineno}: {text!r}")
+                    found.append(f"{path.relative_to(src)}:{getattr(part, 'lineno', 0)}: {text!r}")
     assert found == []
