@@ -3,6 +3,7 @@ table in docs/agent.md), so nothing is library-only by accident."""
 
 from __future__ import annotations
 
+import dataclasses
 import inspect
 import re
 from pathlib import Path
@@ -15,6 +16,7 @@ from skillshelf.agent.results import RetryPolicy
 from skillshelf.cli.chat import chat
 from skillshelf.cli.eval import eval_
 from skillshelf.exec.workspace import ExecPolicy
+from skillshelf.harness import SkillSettings
 
 # Agent option → the click parameter that sets it, where the names differ.
 RENAMED = {
@@ -39,8 +41,18 @@ DIFFERENT_DEFAULT = {"instructions"}
 
 
 def agent_options() -> dict[str, inspect.Parameter]:
-    parameters = inspect.signature(AgentConfig.__init__).parameters
-    return {name: p for name, p in parameters.items() if name != "self"}
+    """The Agent's own arguments and every harness option (SkillSettings' fields, ``agent``
+    being the Agent's ``name``), each with its default."""
+    own = inspect.signature(AgentConfig.__init__).parameters
+    options = {n: p for n, p in own.items() if n not in ("self", "settings", "options", "name")}
+    for field in dataclasses.fields(SkillSettings):
+        if field.name == "fork_of":  # set by the harness on a fork's own settings
+            continue
+        name = "name" if field.name == "agent" else field.name
+        options[name] = inspect.Parameter(
+            name, inspect.Parameter.KEYWORD_ONLY, default=field.default
+        )
+    return options
 
 
 def click_params(command: click.Command) -> dict[str, click.Parameter]:
