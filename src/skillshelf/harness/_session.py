@@ -18,7 +18,7 @@ import functools
 import time
 from collections.abc import Awaitable, Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Final
+from typing import Any, Final, Protocol
 
 import anyio
 
@@ -28,10 +28,11 @@ from skillshelf.core.slash import SlashCommand, SlashCommandError, expand, parse
 from skillshelf.errors import SkillshelfError, UsageError, clip
 from skillshelf.harness._activations import ActivationLog
 from skillshelf.harness._records import ToolContext, ToolRecord
-from skillshelf.harness._settings import tool_options
+from skillshelf.harness._settings import SkillSettings, tool_options
 from skillshelf.harness._tool_style import canonical_call
 from skillshelf.harness._trace import Trace, span
 from skillshelf.models import ToolCall
+from skillshelf.repository import Repository
 from skillshelf.skills.content import render_load
 from skillshelf.skills.skill import Skill
 from skillshelf.tools.skill_tools import SkillTools, ToolResult
@@ -52,9 +53,6 @@ from skillshelf.tools.user_tools import (
     run_tool,
     tool_set,
 )
-
-if TYPE_CHECKING:
-    from skillshelf.harness._harness import Harness
 
 __all__ = ["Fork", "Offer", "SkillSession", "fork_result"]
 
@@ -96,6 +94,24 @@ class _Outcome:
         )
 
 
+class Shared(Protocol):
+    """What a session reads from its harness (:class:`~skillshelf.harness.Harness`)."""
+
+    repo: Repository
+    settings: SkillSettings
+    source: str
+
+    def instructions(self) -> str: ...
+
+    def catalog_reminder(self) -> str | None: ...
+
+    def skill_definitions(self) -> list[ToolDef]: ...
+
+    def allowed_tools(self, name: str) -> tuple[str, ...]: ...
+
+    def record(self, kind: str, session: str, **fields: Any) -> None: ...
+
+
 class SkillSession:
     """The harness of one conversation (see the module docstring); built by
     :meth:`~skillshelf.harness.Harness.session`.
@@ -104,7 +120,7 @@ class SkillSession:
         tools: The conversation's :class:`SkillTools` (its state: ``tools.state()``).
     """
 
-    def __init__(self, harness: Harness, conversation: str, *, fork: Fork | None = None) -> None:
+    def __init__(self, harness: Shared, conversation: str, *, fork: Fork | None = None) -> None:
         self.harness = harness
         self.settings = harness.settings
         self.conversation = conversation
