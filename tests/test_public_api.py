@@ -41,6 +41,7 @@ EXPECTED = {
     "RetryPolicy",
     "HistoryLimit",
     "Trace",
+    "SkillSettings",
     # models and stores
     "open_model",
     "Usage",
@@ -76,6 +77,8 @@ NAMESPACES = {
     "skillshelf.lint": None,
     "skillshelf.testing": {"ScriptedModel", "make_skill", "reply", "scripted_by_query"},
     "skillshelf.errors": None,
+    # the shared harness, for framework adapters (its __all__ is pinned in tests/harness)
+    "skillshelf.harness": None,
     "skillshelf.integrations.openai_agents": {
         "SkillContext",
         "SkillKit",

@@ -2,7 +2,8 @@
 
 The public surface is exactly ``__all__`` (pinned by ``tests/test_public_api.py``): the names an
 application needs, grouped below. Reports, evals and lint are namespaces of their own
-(:mod:`skillshelf.reports`, :mod:`skillshelf.evals`, :mod:`skillshelf.lint`), and test doubles
+(:mod:`skillshelf.reports`, :mod:`skillshelf.evals`, :mod:`skillshelf.lint`), the shared harness
+for framework adapters is :mod:`skillshelf.harness`, and test doubles
 are in :mod:`skillshelf.testing`; every other module is an implementation detail. Names are
 imported lazily so that ``import skillshelf`` stays cheap (YAML and the rest load on first use).
 """
@@ -45,6 +46,7 @@ __all__ = [  # noqa: RUF022 - grouped by topic, not sorted
     "RetryPolicy",
     "HistoryLimit",
     "Trace",
+    "SkillSettings",
     # Models and stores
     "open_model",
     "Usage",
@@ -93,6 +95,7 @@ _LAZY: Final = {
     "RetryPolicy": "skillshelf.agent.results",
     "HistoryLimit": "skillshelf.agent.history",
     "Trace": "skillshelf.harness",
+    "SkillSettings": "skillshelf.harness",
     "open_model": "skillshelf.models",
     "Usage": "skillshelf.models",
     "open_store": "skillshelf.stores",
@@ -140,7 +143,7 @@ if TYPE_CHECKING:
         UsageError,
     )
     from skillshelf.exec.workspace import ExecPolicy, WorkspaceManager
-    from skillshelf.harness import Trace
+    from skillshelf.harness import SkillSettings, Trace
     from skillshelf.models import ModelError, Usage, open_model
     from skillshelf.repository import Repository
     from skillshelf.repository.watch import Watcher
