@@ -1,0 +1,153 @@
+"""The faces, and the (face, scenario) pairs that do not pass today, each with its reason.
+
+``UNSUPPORTED``: the face cannot express the scenario (its protocol or framework has no place
+for it); these are not run. ``KNOWN_BUGS``: the face should pass and does not; these run as
+strict xfails, so a fix flips them and says so. Both tables are printed in
+docs/conformance.md, and a test holds the page to them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Final
+
+from conformance.face_agent import AgentFace
+from conformance.face_langchain import LangChainFace
+from conformance.face_mcp import MCPFace
+from conformance.face_openai_agents import OpenAIAgentsFace
+from conformance.face_pydantic_ai import PydanticAIFace
+from conformance.faces import Face
+
+FACES: Final[Mapping[str, Callable[[], Face]]] = {
+    "agent": AgentFace,
+    "serve": MCPFace,
+    "pydantic-ai": PydanticAIFace,
+    "openai-agents": OpenAIAgentsFace,
+    "langchain": LangChainFace,
+}
+
+_NO_USER_MESSAGES = (
+    "an MCP server sees tool calls, never the user's messages: no turn boundary to end a "
+    "turn or once load at (serve documents that turn lasts like session)"
+)
+_NO_USER_TOOLS = "the MCP client owns its own tools; serve offers no user tools to activate"
+
+UNSUPPORTED: Final[Mapping[tuple[str, str], str]] = {
+    ("serve", "lifetime_turn"): _NO_USER_MESSAGES,
+    ("serve", "lifetime_once"): _NO_USER_MESSAGES,
+    ("serve", "activation"): _NO_USER_TOOLS,
+    ("serve", "activation_offer"): _NO_USER_TOOLS,
+    ("serve", "allowed_tools_refusal"): _NO_USER_TOOLS,
+    ("serve", "malformed_json"): (
+        "tools/call carries the arguments as a JSON object: a client cannot send text that "
+        "does not parse"
+    ),
+    ("serve", "unknown_tool"): (
+        "an unknown tool name is a JSON-RPC error (-32602) by the MCP spec, answered by the "
+        "client host, which offers its model only the tools/list names"
+    ),
+    ("serve", "unknown_tool_repeat"): (
+        "an unknown tool name is a JSON-RPC error (-32602) by the MCP spec, not a graded result"
+    ),
+    ("serve", "fork"): (
+        "the server runs no model, so it has no sub-agent to fork; the client's model gets the "
+        "body as for any load"
+    ),
+    ("openai-agents", "activation_offer"): (
+        "the SDK ends the run (ModelBehaviorError) on a call to a tool it did not declare, so "
+        "SkillKit.activate keeps the tool declared and refuses calls with a guardrail instead "
+        "(the activation scenario covers that)"
+    ),
+}
+
+KNOWN_BUGS: Final[Mapping[tuple[str, str], str]] = {
+    ("serve", "allowed_tools_exec"): (
+        "serve has no enforce_allowed_tools option: SkillServer._call_tool runs SkillTools.call "
+        "directly, never SkillSession.allowed_tools_refusal"
+    ),
+    ("serve", "fatal_repeat"): (
+        "never fatal on the sessionless wire: skill_read_file mints no conversation handle, so "
+        "SkillServer._call_tool drops each call's state (its failure count) after the call"
+    ),
+    ("serve", "fatal_repeat_respelt"): (
+        "the third identical failure is only recoverable: the `conversation` handle is part of "
+        "the call's failure signature, so the first call (before the handle existed) and its "
+        "repeats (carrying it) count apart"
+    ),
+    ("serve", "trace_calls"): (
+        "serve writes no decision trace: SkillServer takes no Trace and no --trace option exists "
+        "(calls skip SkillSession.trace_call)"
+    ),
+    ("serve", "trace_exec"): (
+        "serve writes no decision trace: SkillServer takes no Trace and no --trace option exists"
+    ),
+    ("openai-agents", "unknown_tool"): (
+        "the SDK's default tool_not_found_behavior ends the run with ModelBehaviorError; "
+        "SkillKit offers no RunConfig (tool_not_found_behavior / tool_error_formatter) that "
+        "would answer with the harness's graded unknown-tool message"
+    ),
+    ("openai-agents", "unknown_tool_repeat"): (
+        "as unknown_tool: the first call to an unknown tool ends the run (ModelBehaviorError)"
+    ),
+    ("pydantic-ai", "unknown_tool_repeat"): (
+        "pydantic-ai's ToolManager answers an unknown name itself and counts it against its own "
+        "retry budget (1): the second call ends the run with UnexpectedModelBehavior, before "
+        "SkillsToolset (or SkillSession.call) sees it"
+    ),
+    ("langchain", "unknown_tool_repeat"): (
+        "langgraph's ToolNode answers an unknown name ('is not a valid tool') before "
+        "SkillsMiddleware.wrap_tool_call, so SkillSession never counts it and it is never fatal"
+    ),
+    **{
+        (face, "slash_command"): (
+            f"{where} never calls SkillSession.commands/invoke: /目录浏览 ARGS reaches the model "
+            "as plain text and the skill is not loaded"
+        )
+        for face, where in (
+            ("pydantic-ai", "SkillsToolset.for_run"),
+            ("openai-agents", "SkillKit (hooks.on_start)"),
+            ("langchain", "SkillsMiddleware.before_agent"),
+        )
+    },
+    **{
+        (face, "fork"): (
+            f"{where} builds the session without fork= (Harness.session(conversation)), so a "
+            "context: fork skill's body is delivered inline instead of running in a sub-agent"
+        )
+        for face, where in (
+            ("pydantic-ai", "SkillsToolset.session"),
+            ("openai-agents", "SkillKit.session"),
+            ("langchain", "SkillsMiddleware.session"),
+        )
+    },
+}
+
+
+def cell(face: str, scenario: str) -> str:
+    """A pair's verdict: ``pass``, ``known bug`` or ``unsupported``."""
+    if (face, scenario) in UNSUPPORTED:
+        return "unsupported"
+    return "known bug" if (face, scenario) in KNOWN_BUGS else "pass"
+
+
+def render() -> str:
+    """The generated part of docs/conformance.md: the matrix and every reason."""
+    from conformance.scenarios import SCENARIOS
+
+    faces = list(FACES)
+    lines = [
+        "| scenario | what it checks | " + " | ".join(f"`{f}`" for f in faces) + " |",
+        "|---|---|" + "---|" * len(faces),
+    ]
+    for s in SCENARIOS:
+        verdicts = " | ".join(cell(f, s.name) for f in faces)
+        lines.append(f"| `{s.name}` | {s.summary} | {verdicts} |")
+    for title, table in (("Unsupported", UNSUPPORTED), ("Known bugs (strict xfail)", KNOWN_BUGS)):
+        lines += ["", f"### {title}", ""]
+        for (face, scenario), reason in sorted(table.items()):
+            lines.append(f"- `{face}` × `{scenario}`: {reason}.")
+    return "\n".join(lines) + "\n"
+
+
+if __name__ == "__main__":  # prints the generated part of docs/conformance.md
+    print(render(), end="")
