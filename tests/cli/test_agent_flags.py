@@ -22,8 +22,6 @@ from skillshelf.harness import SkillSettings
 RENAMED = {
     "model": "model_spec",  # --model SPEC (openai:NAME, anthropic:NAME, scripted:FILE…)
     "repo": "roots",  # --root PATH (and the other root options)
-    "store": "store_url",  # --store URL
-    "trace": "trace_path",  # --trace FILE
     "workspace": "enable_exec",  # --exec (with --workspace DIR for where)
     "executor": "sandbox",  # --sandbox auto|bwrap|local|docker
     "exec_policy": "exec_timeout",  # --exec-timeout, --allow-network, --allow-command
@@ -41,16 +39,15 @@ DIFFERENT_DEFAULT = {"instructions"}
 
 
 def agent_options() -> dict[str, inspect.Parameter]:
-    """The Agent's own arguments and every harness option (SkillSettings' fields, ``agent``
-    being the Agent's ``name``), each with its default."""
+    """The Agent's own arguments and every harness option (SkillSettings' fields; the Agent's
+    ``name`` is a shortcut for ``agent``), each with its default."""
     own = inspect.signature(AgentConfig.__init__).parameters
     options = {n: p for n, p in own.items() if n not in ("self", "settings", "options", "name")}
     for field in dataclasses.fields(SkillSettings):
         if field.name == "fork_of":  # set by the harness on a fork's own settings
             continue
-        name = "name" if field.name == "agent" else field.name
-        options[name] = inspect.Parameter(
-            name, inspect.Parameter.KEYWORD_ONLY, default=field.default
+        options[field.name] = inspect.Parameter(
+            field.name, inspect.Parameter.KEYWORD_ONLY, default=field.default
         )
     return options
 

@@ -61,26 +61,6 @@ UNSUPPORTED: Final[Mapping[tuple[str, str], str]] = {
 }
 
 KNOWN_BUGS: Final[Mapping[tuple[str, str], str]] = {
-    ("serve", "allowed_tools_exec"): (
-        "serve has no enforce_allowed_tools option: SkillServer._call_tool runs SkillTools.call "
-        "directly, never SkillSession.allowed_tools_refusal"
-    ),
-    ("serve", "fatal_repeat"): (
-        "never fatal on the sessionless wire: skill_read_file mints no conversation handle, so "
-        "SkillServer._call_tool drops each call's state (its failure count) after the call"
-    ),
-    ("serve", "fatal_repeat_respelt"): (
-        "the third identical failure is only recoverable: the `conversation` handle is part of "
-        "the call's failure signature, so the first call (before the handle existed) and its "
-        "repeats (carrying it) count apart"
-    ),
-    ("serve", "trace_calls"): (
-        "serve writes no decision trace: SkillServer takes no Trace and no --trace option exists "
-        "(calls skip SkillSession.trace_call)"
-    ),
-    ("serve", "trace_exec"): (
-        "serve writes no decision trace: SkillServer takes no Trace and no --trace option exists"
-    ),
     ("openai-agents", "unknown_tool"): (
         "the SDK's default tool_not_found_behavior ends the run with ModelBehaviorError; "
         "SkillKit offers no RunConfig (tool_not_found_behavior / tool_error_formatter) that "

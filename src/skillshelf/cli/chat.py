@@ -23,6 +23,7 @@ import click
 
 from skillshelf.cli._agent import agent_options, agent_settings
 from skillshelf.cli._common import fail, model_options, repo_from, root_options
+from skillshelf.cli._settings import settings_options, settings_values
 from skillshelf.errors import MissingExtraError, SkillshelfError
 
 if TYPE_CHECKING:
@@ -38,21 +39,14 @@ _EXIT_WORDS = frozenset({"/exit", "/quit"})
 @root_options
 @model_options
 @click.option("-m", "--message", help="Send this one message, print the answer and exit.")
-@click.option(
-    "--trace",
-    "trace_path",
-    type=click.Path(dir_okay=False),
-    help="Append JSONL decision records here.",
-)
+@settings_options("trace")
 @click.option(
     "--session",
     "session_id",
     help="Session id: with --store, its skill state and message history are kept there and "
     "the next chat of this session resumes them.",
 )
-@click.option(
-    "--store", "store_url", help="Session store URL (memory://, sqlite:///PATH, redis://…)."
-)
+@settings_options("store")
 @click.option(
     "--new",
     "start_new",
@@ -74,9 +68,7 @@ def chat(
     base_url: str | None,
     api_key_env: str | None,
     message: str | None,
-    trace_path: str | None,
     session_id: str | None,
-    store_url: str | None,
     no_stream: bool,
     watch: bool,
     start_new: bool,
@@ -90,21 +82,18 @@ def chat(
     """
     if watch:
         _require_watchfiles()
-    persist = session_id is not None and store_url is not None
+    persist = session_id is not None and kwargs["store"] is not None
     if start_new and not persist:
         raise click.UsageError("--new needs --session and --store (there is no stored history).")
     from skillshelf.agent.loop import Agent
-    from skillshelf.harness import Trace
     from skillshelf.models import open_model
-    from skillshelf.stores import open_store
 
     repo = repo_from(kwargs)
     model = open_model(model_spec, base_url=base_url, api_key_env=api_key_env, stream=not no_stream)
-    store = open_store(store_url)
-    trace = Trace(trace_path) if trace_path else None
+    own = settings_values(kwargs, ("store", "trace"))
     try:
         with agent_settings(kwargs) as settings:
-            agent = Agent(model, repo, store=store, trace=trace, **settings)
+            agent = Agent(model, repo, **own, **settings)
             conversation = _open_conversation(agent, session_id, persist=persist, new=start_new)
             with _watching(repo, enabled=watch):
                 if message is not None:
@@ -113,9 +102,9 @@ def chat(
                 else:
                     _interactive(conversation)
     finally:
-        if trace is not None:
-            trace.close()
-        store.close()
+        if own["trace"] is not None:
+            own["trace"].close()
+        own["store"].close()
 
 
 def _open_conversation(

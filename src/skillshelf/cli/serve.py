@@ -15,12 +15,27 @@ from typing import Any
 import click
 
 from skillshelf.cli._common import exec_options, open_executor, repo_from, root_options
+from skillshelf.cli._settings import settings_options, settings_values
 from skillshelf.exec.workspace import MAX_LIVE_WORKSPACES, WORKSPACE_IDLE_TTL_S, ExecPolicy
+from skillshelf.harness import SkillSettings
 from skillshelf.stores import STATE_TTL_S
 
 __all__ = ["serve"]
 
 logger = logging.getLogger(__name__)
+
+# The harness settings serve offers as flags (cli/_settings.py declares each once); a server
+# runs no model, so the model-side ones (tools, tool style, placement…) are not among them.
+SERVE_SETTINGS = (
+    "store",
+    "load_mode",
+    "max_loaded",
+    "visible",
+    "instructions",
+    "catalog_format",
+    "enforce_allowed_tools",
+    "trace",
+)
 
 
 @click.command()
@@ -42,13 +57,7 @@ logger = logging.getLogger(__name__)
 )
 @click.option("--watch", is_flag=True, help="Re-scan when files under the roots change.")
 @exec_options
-@click.option(
-    "--store",
-    "store_url",
-    default=None,
-    metavar="URL",
-    help="Session store: memory: (default), sqlite:PATH or redis://HOST:PORT/DB.",
-)
+@settings_options(*SERVE_SETTINGS, defaults={"instructions": ""})
 @click.option(
     "--token-env",
     default=None,
@@ -80,13 +89,6 @@ logger = logging.getLogger(__name__)
     "name); repeatable. Others get 421/403 (DNS-rebinding protection).",
 )
 @click.option(
-    "--load-mode",
-    type=click.Choice(["once", "turn", "session"]),
-    default="turn",
-    show_default=True,
-    help="How long skill_load keeps a skill loaded in a session.",
-)
-@click.option(
     "--workspace-ttl",
     "workspace_ttl_s",
     type=click.FloatRange(min=0, min_open=True),
@@ -111,12 +113,10 @@ def serve(
     image: str | None,
     runtime: str | None,
     ro_paths: tuple[str, ...],
-    store_url: str | None,
     token_env: str | None,
     handle_secret_env: str | None,
     state_ttl_s: int,
     allow_hosts: tuple[str, ...],
-    load_mode: str,
     workspace_ttl_s: float,
     max_workspaces: int,
     **kwargs: Any,
@@ -141,7 +141,6 @@ def serve(
     from skillshelf.mcpserver.run import configure_logging
     from skillshelf.mcpserver.run import serve as run_server
     from skillshelf.mcpserver.signals import ServerSignals
-    from skillshelf.stores import open_store
 
     token = _token(token_env)
     secret = _handle_secret(handle_secret_env, token)
@@ -152,7 +151,10 @@ def serve(
         )
     configure_logging()
     repo = repo_from(kwargs)
-    store = open_store(store_url, ttl_s=state_ttl_s)
+    store_url: str | None = kwargs["store"]
+    settings = SkillSettings(**settings_values(kwargs, SERVE_SETTINGS, state_ttl_s=state_ttl_s))
+    store = settings.store
+    assert store is not None  # opened from --store (memory: by default)
     if secret is None and store_url is not None and store_url.startswith(("redis", "rediss")):
         logger.warning(
             "a shared store without --handle-secret-env or --token-env: conversation handles "
@@ -175,8 +177,7 @@ def serve(
                 )
             server = SkillServer(
                 repo,
-                store=store,
-                load_mode=load_mode,  # type: ignore[arg-type]
+                settings=settings,
                 enable_exec=enable_exec,
                 executor=executor,
                 workspaces=workspaces,
@@ -200,6 +201,8 @@ def serve(
                 )
         finally:
             store.close()
+            if settings.trace is not None:
+                settings.trace.close()
             if workspaces is not None:
                 workspaces.close_all()
             if ws_base is not None:

@@ -56,10 +56,19 @@ class Harness:
         assert store is not None  # given in __init__
         return store
 
-    def session(self, conversation: str, *, fork: Fork | None = None) -> SkillSession:
-        """The session of ``conversation`` (built once and kept while recently used)."""
-        if fork is not None:
-            return SkillSession(self, conversation, fork=fork)
+    def session(
+        self, conversation: str, *, fork: Fork | None = None, tools: SkillTools | None = None
+    ) -> SkillSession:
+        """The session of ``conversation`` (built once and kept while recently used).
+
+        Args:
+            conversation: Its key in the store.
+            fork: Runs ``context: fork`` skills in a sub-agent (None: they load inline).
+            tools: The conversation's skill tools, when the face builds them (``serve``: per
+                viewer); a session given either is built afresh, not kept.
+        """
+        if fork is not None or tools is not None:
+            return SkillSession(self, conversation, fork=fork, tools=tools)
         with self._lock:
             session = self._sessions.get(conversation)
             if session is None:
@@ -70,6 +79,12 @@ class Harness:
             else:
                 self._sessions.move_to_end(conversation)
             return session
+
+    def skill_tools(self, conversation: str, **overrides: Any) -> SkillTools:
+        """The skill tools over ``conversation``'s state, as the settings configure them
+        (``overrides``: other :class:`SkillTools` options, e.g. a face's own visibility)."""
+        options = {**tool_options(self.settings), "store": self.store, **overrides}
+        return SkillTools(self.repo, session_id=conversation, **options)
 
     def visible_skills(self) -> list[Skill]:
         """The skills the model may see (loadable or user-only)."""

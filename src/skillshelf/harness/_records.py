@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final
 
@@ -35,7 +35,8 @@ class ToolRecord:
     failed call failed (see :data:`~skillshelf.tools.skill_tools.ErrorKind`); ``repairs`` are
     the slips in the call that were forgiven. A command ``workspace_exec`` ran has its
     ``exit_code`` and ``timed_out`` (None and False for every other call); its graded status
-    is ``ok`` however it ended, and :attr:`trace_status` says how it did.
+    is ``ok`` however it ended, and :attr:`trace_status` says how it did. ``data`` is the
+    result's structured form, when the tool gives one (``workspace_exec``'s ``stdout``…).
     """
 
     call_id: str
@@ -50,6 +51,7 @@ class ToolRecord:
     repairs: tuple[str, ...] = ()
     exit_code: int | None = None
     timed_out: bool = False
+    data: Mapping[str, Any] | None = None
 
     def trace_fields(self) -> dict[str, Any]:
         """The outcome fields of this call's trace record

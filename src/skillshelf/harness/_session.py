@@ -14,7 +14,6 @@ agent's key).
 
 from __future__ import annotations
 
-import functools
 import time
 from collections.abc import Awaitable, Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
@@ -28,7 +27,7 @@ from skillshelf.core.slash import SlashCommand, SlashCommandError, expand, parse
 from skillshelf.errors import SkillshelfError, UsageError, clip
 from skillshelf.harness._activations import ActivationLog
 from skillshelf.harness._records import ToolContext, ToolRecord
-from skillshelf.harness._settings import SkillSettings, tool_options
+from skillshelf.harness._settings import SkillSettings
 from skillshelf.harness._tool_style import canonical_call
 from skillshelf.harness._trace import Trace, span
 from skillshelf.models import ToolCall
@@ -80,6 +79,7 @@ class _Outcome:
     notes: tuple[str, ...] = ()
     exit_code: int | None = None
     timed_out: bool = False
+    data: Mapping[str, Any] | None = None
 
     @classmethod
     def of(cls, result: ToolResult, arguments: Any) -> _Outcome:
@@ -91,6 +91,7 @@ class _Outcome:
             result.notes,
             exit_code=result.exit_code,
             timed_out=result.timed_out,
+            data=result.data,
         )
 
 
@@ -102,6 +103,8 @@ class Shared(Protocol):
     source: str
 
     def instructions(self) -> str: ...
+
+    def skill_tools(self, conversation: str, **overrides: Any) -> SkillTools: ...
 
     def catalog_reminder(self) -> str | None: ...
 
@@ -120,13 +123,20 @@ class SkillSession:
         tools: The conversation's :class:`SkillTools` (its state: ``tools.state()``).
     """
 
-    def __init__(self, harness: Shared, conversation: str, *, fork: Fork | None = None) -> None:
+    def __init__(
+        self,
+        harness: Shared,
+        conversation: str,
+        *,
+        fork: Fork | None = None,
+        tools: SkillTools | None = None,
+    ) -> None:
         self.harness = harness
         self.settings = harness.settings
         self.conversation = conversation
-        self.tools = SkillTools(
-            harness.repo, session_id=conversation, **tool_options(harness.settings)
-        )
+        # A face may build the SkillTools itself (serve: per viewer, its visibility and the
+        # file locations it is shown), over the conversation's state.
+        self.tools = tools or harness.skill_tools(conversation)
         self._fork = fork
         self._declared = False
         self._activations = ActivationLog(self.tools.store, conversation, harness.settings.agent)
@@ -208,11 +218,7 @@ class SkillSession:
         self.tools.begin_turn()
         if self._declared or not self.settings.declared:
             return []
-        declaring = SkillTools(
-            self.harness.repo,
-            session_id=self.conversation,
-            **{**tool_options(self.settings), "load_mode": "session"},
-        )
+        declaring = self.harness.skill_tools(self.conversation, load_mode="session")
         records = []
         for result in declaring.declare(self.settings.declared):
             if result.data:
@@ -310,30 +316,65 @@ class SkillSession:
         signature = self.signature(call, offer)
         if state is None:
             state = await anyio.to_thread.run_sync(self.tools.state)
-        retry_count = state.failures.get(signature, 0)
-        agent = self.settings.agent
-        with span("skillshelf.tool", {"agent": agent, "tool": name}) as extra:
+        with span("skillshelf.tool", {"agent": self.settings.agent, "tool": name}) as extra:
             outcome = await self._dispatch(call, name, offer, history, state, signature)
             extra["status"] = outcome.status
+        retries = state.failures.get(signature, 0)
+        record = self._record(call.id, call.name, name, outcome, started, retries)
+        if traced:
+            self.trace_call(record, **(trace_fields or {}))
+        return record
+
+    def call_skill_tool(
+        self, call_id: str, sent: str, arguments: Mapping[str, Any] | str | None
+    ) -> ToolRecord:
+        """:meth:`call` for a face that offers only the skill tools, in the contract's names,
+        and runs no sub-agents (``serve``): in the caller's thread (no event-loop hop on the
+        per-call path), with the arguments as the protocol delivered them (MCP's JSON
+        object). Traced like :meth:`call`; a name that is no skill tool is answered as
+        unknown."""
+        started = time.perf_counter()
+        name = self.tool_name(sent)
+        known = name in self.tools.tool_names
+        signature = None
+        retry_count = 0
+        if self.trace is not None:  # the count before this call is read for the record only
+            signature = self.tools.signature(name, arguments) if known else None
+            retry_count = self.tools.state().failures.get(signature or "", 0)
+        with span("skillshelf.tool", {"agent": self.settings.agent, "tool": name}) as extra:
+            if known:
+                outcome = self._run_skill_tool(
+                    call_id, name, arguments, None, self.trace is not None
+                )
+            else:
+                outcome = self._unknown_tool(sent, arguments, None)
+                count = self.tools.record_failure(failure_signature(sent, arguments))
+                outcome.status, outcome.content = grade_failure(sent, count, outcome.content)
+            extra["status"] = outcome.status
+        record = self._record(call_id, sent, name, outcome, started, retry_count)
+        self.trace_call(record)
+        return record
+
+    def _record(
+        self, call_id: str, sent: str, name: str, outcome: _Outcome, started: float, retries: int
+    ) -> ToolRecord:
         repairs = outcome.notes
-        if name != call.name:
-            repairs = (f"Read tool name {_shown(call.name)} as '{name}'.", *repairs)
-        record = ToolRecord(
-            call.id,
+        if name != sent:
+            repairs = (f"Read tool name {_shown(sent)} as '{name}'.", *repairs)
+        return ToolRecord(
+            call_id,
             name,
             outcome.arguments,
             outcome.status,
             outcome.content,
             _ms(started),
-            retry_count,
+            retries,
             error_kind=outcome.kind if outcome.status != "ok" else None,
             repairs=repairs,
             exit_code=outcome.exit_code,
             timed_out=outcome.timed_out,
+            data=outcome.data,
         )
-        if traced:
-            self.trace_call(record, **(trace_fields or {}))
-        return record
 
     def trace_call(self, record: ToolRecord, **fields: Any) -> None:
         """The trace record of one tool call (every face writes the same fields)."""
@@ -374,7 +415,7 @@ class SkillSession:
             outcome = await self._user_call(tool, call)
             limit = (tool.retries if tool.retries is not None else self.settings.tool_retries) + 1
         else:
-            outcome = self._unknown_tool(call, offer)
+            outcome = self._unknown_tool(call.name, call.arguments, offer)
             limit = None
         if outcome.status == "recoverable":
             count = await anyio.to_thread.run_sync(self.tools.record_failure, signature)
@@ -386,46 +427,55 @@ class SkillSession:
                 )
         return outcome
 
-    def _unknown_tool(self, call: ToolCall, offer: Offer | None) -> _Outcome:
+    def _unknown_tool(self, sent: str, arguments: Any, offer: Offer | None) -> _Outcome:
         available = [*self.tools.tool_names, *(offer.tools if offer else ())]
-        close = closest_names(call.name, available) if len(call.name) <= 256 else []
+        close = closest_names(sent, available) if len(sent) <= 256 else []
         hint = f" Did you mean: {', '.join(close)}?" if close else ""
-        message = (
-            f"Unknown tool {_shown(call.name)}.{hint} Available tools: {', '.join(available)}."
-        )
-        return _Outcome("recoverable", message, call.arguments, "unknown_tool")
+        message = f"Unknown tool {_shown(sent)}.{hint} Available tools: {', '.join(available)}."
+        return _Outcome("recoverable", message, arguments, "unknown_tool")
 
     async def _skill_call(
         self, call: ToolCall, name: str, history: Collection[str] | None, state: SessionState
     ) -> _Outcome:
-        names = [s.name for s in self.tools.visible_skills() if s.model_invocable]
-        parsed = parse_arguments(name, call.arguments, skill_names=names)
-        arguments: Any = call.arguments
-        if isinstance(parsed, ParsedArgs):
-            arguments = parsed.args.model_dump()
-            # The MCP server's conversation handle means nothing in process, and a load
-            # without args has none: unset, unshown.
-            for key in ("conversation", "args"):
-                if arguments.get(key, "") is None:
-                    del arguments[key]
-            if name == "skill_load":
+        if name == "skill_load" and self._fork is not None:
+            names = [s.name for s in self.tools.visible_skills() if s.model_invocable]
+            parsed = parse_arguments(name, call.arguments, skill_names=names)
+            if isinstance(parsed, ParsedArgs):
                 skill = self.harness.repo.find(parsed.args.skill)  # type: ignore[attr-defined]
                 if skill is not None and self._forks(skill, state):
-                    return await self._run_fork(skill, parsed.args, arguments, call)
-            if name == "workspace_exec":
-                # A skill's allowed-tools speak of Bash(python3:*): workspace_exec is that shell.
-                command = getattr(parsed.args, "command", "")
-                refusal = self.allowed_tools_refusal("Bash", {"command": command})
-                if refusal:
-                    return _Outcome("recoverable", refusal, arguments, "refused")
+                    return await self._run_fork(skill, parsed.args, _shown_args(parsed), call)
         # In a worker thread: a running script must not hold up the step's other calls.
-        result = await anyio.to_thread.run_sync(
-            functools.partial(
-                self.tools.call, name, call.arguments, call_id=call.id, history_call_ids=history
-            )
+        return await anyio.to_thread.run_sync(
+            self._run_skill_tool, call.id, name, call.arguments, history, True
         )
+
+    def _run_skill_tool(
+        self,
+        call_id: str,
+        name: str,
+        sent: Mapping[str, Any] | str | None,
+        history: Collection[str] | None,
+        shown: bool,
+    ) -> _Outcome:
+        """A skill tool's call (SkillTools grades and counts its own failures); ``shown``: the
+        record holds the arguments as parsed (else as sent)."""
+        arguments: Any = sent
+        exec_checked = name == "workspace_exec" and self.settings.enforce_allowed_tools
+        if shown or exec_checked:
+            names = [s.name for s in self.tools.visible_skills() if s.model_invocable]
+            parsed = parse_arguments(name, sent, skill_names=names)
+            if isinstance(parsed, ParsedArgs):
+                arguments = _shown_args(parsed)
+                if exec_checked:
+                    # A skill's allowed-tools speak of Bash(python3:*): workspace_exec is
+                    # that shell.
+                    command = getattr(parsed.args, "command", "")
+                    refusal = self.allowed_tools_refusal("Bash", {"command": command})
+                    if refusal:
+                        return _Outcome("recoverable", refusal, arguments, "refused")
+        result = self.tools.call(name, sent, call_id=call_id, history_call_ids=history)
         if result.status == "ok" and name == "skill_load" and result.data:
-            await anyio.to_thread.run_sync(self._on_loaded, str(result.data["skill"]))
+            self._on_loaded(str(result.data["skill"]))
         return _Outcome.of(result, arguments)
 
     def _forks(self, skill: Skill, state: SessionState) -> bool:
@@ -497,6 +547,16 @@ def fork_result(skill: Skill, answer: str) -> str:
         f"The skill {skill.name!r} ran in a sub-agent{by}; its steps are not shown. "
         f"Its final answer:\n\n{answer}"
     )
+
+
+def _shown_args(parsed: ParsedArgs) -> dict[str, Any]:
+    """A parsed call's arguments as records show them: the MCP server's conversation handle
+    means nothing in process, and a load without args has none (unset, unshown)."""
+    arguments: dict[str, Any] = parsed.args.model_dump()
+    for key in ("conversation", "args"):
+        if arguments.get(key, "") is None:
+            del arguments[key]
+    return arguments
 
 
 def _shown(name: str) -> str:

@@ -112,11 +112,8 @@ class SkillSettings:
             value = getattr(self, name)
             if not isinstance(value, tuple):
                 object.__setattr__(self, name, tuple(value))
-        _choice("load_mode", self.load_mode, _LOAD_MODES)
-        _choice("catalog_format", self.catalog_format, _FORMATS)
-        _choice("catalog_placement", self.catalog_placement, _PLACEMENTS)
-        _choice("placement", self.placement, _CONTENT_PLACEMENTS)
-        _choice("tool_style", self.tool_style, TOOL_STYLES)
+        for name, allowed in _CHOICES.items():
+            _choice(name, getattr(self, name), allowed)
         if not isinstance(self.agent, str) or not self.agent.strip():
             raise UsageError("agent must be a non-empty name")
         if isinstance(self.max_loaded, bool) or not isinstance(self.max_loaded, int):
@@ -136,6 +133,12 @@ class SkillSettings:
         if unknown:
             raise UsageError(f"SkillSettings has no option {', '.join(unknown)}")
         return dataclasses.replace(self, **changes)
+
+    @staticmethod
+    def choices(name: str) -> tuple[str, ...]:
+        """The values option ``name`` may take, when it is a choice (empty otherwise): what a
+        command-line flag offers."""
+        return _CHOICES.get(name, ())
 
     @classmethod
     def of(cls, settings: SkillSettings | None, **options: Any) -> SkillSettings:
@@ -173,6 +176,13 @@ class SettingsOptions(TypedDict, total=False):
 
 
 FIELDS: Final = frozenset(f.name for f in dataclasses.fields(SkillSettings))
+_CHOICES: Final[dict[str, tuple[str, ...]]] = {
+    "load_mode": _LOAD_MODES,
+    "catalog_format": _FORMATS,
+    "catalog_placement": _PLACEMENTS,
+    "placement": _CONTENT_PLACEMENTS,
+    "tool_style": tuple(TOOL_STYLES),
+}
 
 
 def _choice(name: str, value: object, allowed: tuple[object, ...]) -> None:

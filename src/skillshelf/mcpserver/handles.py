@@ -127,6 +127,11 @@ class Handles:
             return HandleCheck(None, "expired")
         return HandleCheck(self._key(owner, ident))
 
+    def owner_key(self, owner: str) -> str:
+        """The state key of ``owner``'s calls that carry no handle and keep no state: only
+        their failure counts live there (no handle ident is ``*``)."""
+        return self._key(owner, "*")
+
     def _mac(self, owner: str, ident: str, expiry: str) -> str:
         message = f"{_VERSION}\n{owner}\n{ident}\n{expiry}".encode()
         return _b64(hmac.new(self._secret, message, "sha256").digest()[:_MAC_BYTES])

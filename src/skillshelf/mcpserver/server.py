@@ -58,7 +58,8 @@ from skillshelf.core.catalog import CatalogEntry, render_catalog
 from skillshelf.core.mime import SNIFF_BYTES, guess_mime
 from skillshelf.core.session import LoadMode
 from skillshelf.core.slash import expand
-from skillshelf.errors import SkillshelfError, clip
+from skillshelf.errors import SkillshelfError, UsageError, clip
+from skillshelf.harness import Harness, SkillSettings, ToolRecord
 from skillshelf.mcpserver.extension import (
     SkillsExtension,
     decode_cursor,
@@ -78,14 +79,15 @@ from skillshelf.mcpserver.handles import HANDLE_LIFETIME_S, Handles, owner_of, p
 from skillshelf.mcpserver.shelf import SKILLS_EXTENSION, Shelf, Viewer, Visibility
 from skillshelf.repository import Changes, Repository
 from skillshelf.skills.skill import Skill
-from skillshelf.stores import SessionStore, StoreError, open_store
+from skillshelf.stores import SessionStore, StoreError
 from skillshelf.stores.memory import MemoryStore
-from skillshelf.tools.skill_tools import SkillTools, ToolResult, skill_uri
+from skillshelf.tools.skill_tools import SkillTools, skill_uri
 from skillshelf.tools.spec import ALL_TOOLS, SKILL_TOOLS, STATEFUL_TOOLS
 
 if TYPE_CHECKING:
     from skillshelf.exec.runner import Executor
     from skillshelf.exec.workspace import ExecPolicy, WorkspaceManager
+    from skillshelf.harness import Trace
 
 __all__ = ["SkillServer"]
 
@@ -128,7 +130,16 @@ class SkillServer:
 
     Args:
         repo: The skills to serve.
-        store: Where per-session tool state lives (default: in memory).
+        settings: The harness options (:class:`~skillshelf.harness.SkillSettings`) its tool
+            calls run under: ``store``, ``agent``, ``load_mode``, ``max_loaded``,
+            ``visible``, ``enforce_allowed_tools``, ``trace``, ``workspace``, ``executor``,
+            ``exec_policy``, and ``instructions`` (put before the catalog in the server's
+            instructions). A server runs no model and offers no user tools, so settings
+            that say otherwise (``tools``, ``activations``, ``declared``, a ``tool_style``,
+            ``placement`` or ``catalog_placement`` other than the default) are refused.
+        store: Where per-session tool state lives (default: in memory); a shortcut over
+            ``settings``, as are ``load_mode``, ``executor``, ``exec_policy``, ``trace`` and
+            ``enforce_allowed_tools``.
         visible: Hides skills from some viewers, in every answer.
         load_mode: How long ``skill_load`` keeps a skill loaded in a session (the library's
             default, ``turn``; a server sees no user messages, so ``turn`` lasts until the
@@ -137,6 +148,9 @@ class SkillServer:
         executor: Runs them (default: ``auto`` — bubblewrap where it works, else local).
         workspaces: Where the workspaces live (default: a folder in the temp dir).
         exec_policy: What ``workspace_exec`` may run.
+        trace: Where each tool call's decision record goes (as ``chat --trace`` writes them).
+        enforce_allowed_tools: While the active skill declares ``allowed-tools``, refuse a
+            ``workspace_exec`` outside them.
         instructions_budget: Characters of catalog offered as the server's instructions.
         enum_limit: Up to this many visible skills, the tools' ``skill`` argument is an enum
             of their names; above it, a plain string (every tool's schema would otherwise
@@ -153,13 +167,16 @@ class SkillServer:
         self,
         repo: Repository,
         *,
+        settings: SkillSettings | None = None,
         store: SessionStore | None = None,
         visible: Visibility | None = None,
-        load_mode: LoadMode = "turn",
+        load_mode: LoadMode | None = None,
         enable_exec: bool = False,
         executor: Executor | None = None,
         workspaces: WorkspaceManager | None = None,
         exec_policy: ExecPolicy | None = None,
+        trace: Trace | None = None,
+        enforce_allowed_tools: bool | None = None,
         instructions_budget: int = INSTRUCTIONS_BUDGET,
         enum_limit: int = ENUM_LIMIT,
         name: str = "skillshelf",
@@ -170,22 +187,38 @@ class SkillServer:
             handle_secret if handle_secret is not None else secrets.token_bytes(32),
             lifetime_s=handle_lifetime_s,
         )
-        self.workspaces: WorkspaceManager | None = None
-        if enable_exec:
+        given = {
+            "store": store,
+            "load_mode": load_mode,
+            "executor": executor,
+            "workspace": workspaces,
+            "exec_policy": exec_policy,
+            "trace": trace,
+            "enforce_allowed_tools": enforce_allowed_tools,
+        }
+        settings = SkillSettings.of(settings, **{k: v for k, v in given.items() if v is not None})
+        _check_servable(settings)
+        if enable_exec and settings.workspace is None:
             from skillshelf.exec.workspace import WorkspaceManager
 
-            self.workspaces = workspaces or WorkspaceManager()
-        self.executor = executor
-        self.exec_policy = exec_policy
+            settings = settings.replace(workspace=WorkspaceManager())
+        elif not enable_exec:
+            settings = settings.replace(workspace=None)
+        self.harness = Harness(repo, settings, source="serve")
+        self.settings = self.harness.settings
+        self.workspaces = self.settings.workspace
+        self.executor = self.settings.executor
+        self.exec_policy = self.settings.exec_policy
         self.shelf = Shelf(repo, visible=visible)
-        self.store = store if store is not None else open_store(None)
+        self.store = self.harness.store
         # A tool call that can wait on nothing but the local disk runs on the event loop: the
         # hop to a worker thread and back, and the two threads taking the GIL in turn, cost
         # more than such a call (skill_load over stdio: 1.26x the minimal SDK server through
         # a thread, 1.05-1.10x inline). workspace_exec runs processes, and a SQLite or Redis
-        # store may wait on a lock or the network, so those calls take a thread.
-        self._inline_calls = isinstance(self.store, MemoryStore)
-        self.load_mode: LoadMode = load_mode
+        # store may wait on a lock or the network, so those calls take a thread; so do all
+        # calls of a traced server (the trace writes to a file).
+        self._inline_calls = isinstance(self.store, MemoryStore) and self.settings.trace is None
+        self.load_mode: LoadMode = self.settings.load_mode
         self.instructions_budget = instructions_budget
         self.enum_limit = enum_limit
         self.tool_names: tuple[str, ...] = ALL_TOOLS if enable_exec else SKILL_TOOLS
@@ -302,8 +335,11 @@ class SkillServer:
         ]
         if not entries:
             return self.no_skills_warning(shown_roots=not viewer.remote)
-        budget = max(self.instructions_budget - len(_PREFACE), 200)
-        return _PREFACE + render_catalog(entries, format="xml", budget_chars=budget)
+        own = self.settings.instructions.strip()
+        preface = f"{own}\n\n{_PREFACE}" if own else _PREFACE
+        budget = max(self.instructions_budget - len(preface), 200)
+        catalog = render_catalog(entries, format=self.settings.catalog_format, budget_chars=budget)
+        return preface + catalog
 
     def no_skills_warning(self, *, shown_roots: bool = True) -> str:
         """What the server says when it has no skill to offer, naming the roots it read.
@@ -404,29 +440,27 @@ class SkillServer:
 
     def _tools_for(self, viewer: Viewer) -> SkillTools:
         visible: Callable[[Skill], bool]
-        if self.shelf.visible is None:
+        if self.shelf.visible is None and self.settings.visible is None:
             # One predicate object for every viewer: SkillTools keeps the names, enums and
             # schemas it derives per predicate and scan, so they are built once, not per call.
             visible = self._serves_anyone
         else:
-            visible = lambda s: self.shelf.serves(s, viewer)  # noqa: E731
-        return SkillTools(
-            self.repo,
-            store=self.store,
-            session_id=viewer.session,
-            load_mode=self.load_mode,
+            visible = lambda s: self._serves(s, viewer)  # noqa: E731
+        return self.harness.skill_tools(
+            viewer.session,
             visible=visible,
             # A local (stdio) client can use the server's paths with its own file tools; a
             # remote one gets skill:// URIs (skill_read_file accepts both forms).
             locations="uris" if viewer.remote else "paths",
-            workspace=self.workspaces,
-            executor=self.executor,
-            exec_policy=self.exec_policy,
             enum_limit=self.enum_limit,
         )
 
+    def _serves(self, skill: Skill, viewer: Viewer) -> bool:
+        shown = self.settings.visible
+        return self.shelf.serves(skill, viewer) and (shown is None or shown(skill))
+
     def _serves_anyone(self, skill: Skill) -> bool:
-        return self.shelf.serves(skill, _ANYONE)
+        return self._serves(skill, _ANYONE)
 
     def _tool_input_schema(self, name: str) -> dict[str, Any] | None:
         # Streamable HTTP checks Mcp-Param headers against a tool's schema before every
@@ -479,11 +513,17 @@ class SkillServer:
                 mint = self.handles.mint(owner)
                 minted, viewer = mint.handle, dataclasses.replace(viewer, session=mint.key)
                 sessionless = False
-        tools = self._tools_for(viewer)
+            else:
+                # A call that keeps no state still has failures to count (the third identical
+                # one is fatal): they are counted per caller, across its handle-less calls.
+                viewer = dataclasses.replace(viewer, session=self.handles.owner_key(owner))
+                sessionless = False
+        session = self.harness.session(viewer.session, tools=self._tools_for(viewer))
+        call_id = str(ctx.request_id)
 
-        def call() -> ToolResult:
+        def call() -> ToolRecord:
             try:
-                return tools.call(params.name, arguments)
+                return session.call_skill_tool(call_id, params.name, arguments)
             finally:
                 if sessionless:
                     # Nothing can name this request's state again: it ends with the request,
@@ -653,9 +693,9 @@ def _apply_extension(server: Server[Any], extension: Extension) -> None:
     server.extensions[extension.identifier] = extension.settings()
 
 
-def _tool_result(result: ToolResult, minted: str | None) -> CallToolResult:
-    text = result.content
-    structured = {"status": result.status, **(result.data or {})}
+def _tool_result(record: ToolRecord, minted: str | None) -> CallToolResult:
+    text = record.content
+    structured = {"status": record.status, **(record.data or {})}
     if minted is not None:
         text += (
             f"\n\nconversation: {minted}\n(Pass this handle as the `conversation` argument "
@@ -668,8 +708,30 @@ def _tool_result(result: ToolResult, minted: str | None) -> CallToolResult:
     return CallToolResult(
         content=[TextContent(type="text", text=text)],
         structured_content=structured,
-        is_error=result.is_error,
+        is_error=record.status != "ok",
     )
+
+
+# What a server cannot do with the harness's settings: it runs no model and offers the
+# client's model no tools of its own.
+_NOT_SERVABLE: Final = (
+    "tools",
+    "activations",
+    "declared",
+    "tool_style",
+    "placement",
+    "catalog_placement",
+)
+
+
+def _check_servable(settings: SkillSettings) -> None:
+    defaults = SkillSettings()
+    refused = [f for f in _NOT_SERVABLE if getattr(settings, f) != getattr(defaults, f)]
+    if refused:
+        raise UsageError(
+            f"an MCP server cannot apply the settings {', '.join(refused)}: it runs no model "
+            "and offers no tools of its own (leave them at their defaults)"
+        )
 
 
 def _prompt(skill: Skill) -> Prompt:

@@ -514,6 +514,9 @@ def failure_signature(
         values: Mapping[str, Any] = model.model_validate(args).model_dump(exclude_unset=True)
     except ValidationError:
         values = args  # invalid: as far as the slips could be read
+    # The MCP conversation handle says where the call's state is, not what it asks for: a
+    # call is the same with or without it.
+    values = {key: value for key, value in values.items() if key != "conversation"}
     return call_signature(tool, {"args": values, "ignored": _folded({k: data[k] for k in ignored})})
 
 
