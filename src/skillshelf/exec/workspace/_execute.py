@@ -9,7 +9,7 @@ from typing import Any
 
 from skillshelf.errors import ToolRetry, UsageError
 from skillshelf.exec.missing import Missing, find_missing, missing_notes
-from skillshelf.exec.runner import Executor, RunSpec
+from skillshelf.exec.runner import Executor, RunOutput, RunSpec
 from skillshelf.exec.workspace._collect import CollectedFile
 from skillshelf.exec.workspace._policy import ExecPolicy, check_allowed
 from skillshelf.exec.workspace._workspace import Workspace
@@ -20,30 +20,70 @@ __all__ = ["ExecResult", "execute"]
 
 @dataclass(frozen=True, slots=True)
 class ExecResult:
-    """The outcome of :func:`execute`."""
+    """The outcome of :func:`execute`: the runner's output and what the workspace added.
 
-    exit_code: int
-    timed_out: bool
-    duration_s: float
-    stdout: str
-    stderr: str
-    stdout_truncated: bool
-    stderr_truncated: bool
+    Attributes:
+        output: What the command produced (exit code, time, capped stdout and stderr); its
+            fields are also readable here (``result.exit_code`` and so on).
+        files: The collected output files.
+        run_id: The name of the command's ``runs/<run-id>/`` folder.
+        executor: The executor's name.
+        notes: For people: what the command lacked and what collection refused.
+        missing: The modules or programs a failed command lacked.
+    """
+
+    output: RunOutput
     files: list[CollectedFile]
     run_id: str
     executor: str
     notes: list[str] = field(default_factory=list)
     missing: list[Missing] = field(default_factory=list)
 
+    @property
+    def exit_code(self) -> int:
+        """``output.exit_code``."""
+        return self.output.exit_code
+
+    @property
+    def timed_out(self) -> bool:
+        """``output.timed_out``."""
+        return self.output.timed_out
+
+    @property
+    def duration_s(self) -> float:
+        """``output.duration_s``."""
+        return self.output.duration_s
+
+    @property
+    def stdout(self) -> str:
+        """``output.stdout``."""
+        return self.output.stdout
+
+    @property
+    def stderr(self) -> str:
+        """``output.stderr``."""
+        return self.output.stderr
+
+    @property
+    def stdout_truncated(self) -> bool:
+        """``output.stdout_truncated``."""
+        return self.output.stdout_truncated
+
+    @property
+    def stderr_truncated(self) -> bool:
+        """``output.stderr_truncated``."""
+        return self.output.stderr_truncated
+
     def to_json(self) -> dict[str, Any]:
         """The shape of ``skillshelf exec --json``."""
+        out = self.output
         return {
-            "exit_code": self.exit_code,
-            "timed_out": self.timed_out,
-            "stdout": self.stdout,
-            "stderr": self.stderr,
-            "stdout_truncated": self.stdout_truncated,
-            "stderr_truncated": self.stderr_truncated,
+            "exit_code": out.exit_code,
+            "timed_out": out.timed_out,
+            "stdout": out.stdout,
+            "stderr": out.stderr,
+            "stdout_truncated": out.stdout_truncated,
+            "stderr_truncated": out.stderr_truncated,
             "files": [f.to_dict() for f in self.files],
             "missing": [m.to_dict() for m in self.missing],
         }
@@ -99,13 +139,7 @@ def execute(
     files, notes = workspace.collect(collect)
     missing = find_missing(output.stderr, output.exit_code) if output.exit_code != 0 else []
     return ExecResult(
-        exit_code=output.exit_code,
-        timed_out=output.timed_out,
-        duration_s=output.duration_s,
-        stdout=output.stdout,
-        stderr=output.stderr,
-        stdout_truncated=output.stdout_truncated,
-        stderr_truncated=output.stderr_truncated,
+        output,
         files=files,
         run_id=run_id,
         executor=executor.name,
