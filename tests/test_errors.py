@@ -6,7 +6,9 @@ import importlib
 import inspect
 import pkgutil
 import re
+from collections.abc import Iterator
 from pathlib import Path
+from types import ModuleType
 from typing import ClassVar
 
 import pytest
@@ -59,23 +61,78 @@ LIBRARY_ERRORS = [
 ]
 
 
-def _public_exceptions() -> dict[str, type[BaseException]]:
-    """Every public exception class defined anywhere under skillshelf, by dotted path."""
-    found: dict[str, type[BaseException]] = {}
+# Exceptions that never leave the module defining them, so no caller can catch one.
+PRIVATE_EXCEPTIONS = {
+    "skillshelf.tools.skill_tools._Unmigrated": (
+        "control flow of one session-store update, caught in the same function"
+    ),
+    "skillshelf.tools.skill_tools._UnknownSkill": (
+        "a ToolRetry the skill tools raise and grade as unknown_skill themselves; callers see "
+        "only the graded tool result"
+    ),
+    "skillshelf.reports.tokens._Unavailable": (
+        "a token-counting backend that cannot run offline; get_counter catches it and falls "
+        "back or raises ConfigError"
+    ),
+}
+# The documentation's own words on errors, each of which must agree with errors.py.
+DOCS = Path(__file__).parents[1] / "docs"
+ERROR_SECTIONS = [DOCS / "library.md", DOCS / "design.md"]
+
+
+def _modules() -> Iterator[ModuleType]:
+    """Every module under skillshelf, but those whose optional extra is not installed here."""
     for info in pkgutil.walk_packages(skillshelf.__path__, "skillshelf."):
         if info.name.endswith("__main__"):
             continue  # runs the command line
-        module = importlib.import_module(info.name)
+        try:
+            yield importlib.import_module(info.name)
+        except ModuleNotFoundError as exc:
+            if MissingExtraError.from_import_error(exc, feature=info.name) is None:
+                raise
+
+
+def _exceptions() -> dict[str, type[BaseException]]:
+    """Every exception class defined anywhere under skillshelf, by dotted path."""
+    found: dict[str, type[BaseException]] = {}
+    for module in _modules():
         for name, value in vars(module).items():
             if (
                 inspect.isclass(value)
                 and issubclass(value, BaseException)
                 and value.__module__ == module.__name__
-                and not name.startswith("_")
                 and value.__name__ == name  # not an alias (yaml_loader.YAMLError)
             ):
                 found[f"{module.__name__}.{name}"] = value
     return found
+
+
+def _public_exceptions() -> dict[str, type[BaseException]]:
+    """Every public exception class defined anywhere under skillshelf, by dotted path."""
+    return {path: cls for path, cls in _exceptions().items() if not cls.__name__.startswith("_")}
+
+
+def test_private_exceptions_are_only_the_ones_excused_here() -> None:
+    private = {path for path, cls in _exceptions().items() if cls.__name__.startswith("_")}
+    assert private == set(PRIVATE_EXCEPTIONS)
+
+
+def _error_section(path: Path) -> str:
+    text = path.read_text(encoding="utf-8")
+    section = text.partition("\n## Errors\n")[2]
+    assert section, f"{path.name} has no Errors section"
+    return section.partition("\n## ")[0]
+
+
+def test_the_errors_the_docs_name_are_exported_from_skillshelf_errors() -> None:
+    for path in ERROR_SECTIONS:
+        named = set(re.findall(r"`(\w+(?:Error|Retry|Failed))`", _error_section(path)))
+        assert named, path.name
+        assert named <= set(errors.__all__), path.name
+
+
+def test_the_docs_point_to_the_tree_errors_py_draws() -> None:
+    assert "skillshelf.errors" in _error_section(DOCS / "library.md")
 
 
 def test_every_public_exception_is_drawn_in_the_documented_tree() -> None:

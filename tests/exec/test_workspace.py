@@ -6,8 +6,9 @@ from pathlib import Path
 
 import pytest
 
+from finished_executor import FinishedExecutor
 from skillshelf.errors import ToolRetry
-from skillshelf.exec.runner import LocalExecutor
+from skillshelf.exec.runner import LocalExecutor, RunOutput
 from skillshelf.exec.workspace import (
     INLINE_TEXT_BYTES,
     ExecPolicy,
@@ -102,6 +103,14 @@ def test_command_runs_in_the_staged_skill_with_the_workspace_variables(
 def test_without_a_skill_the_command_runs_in_work(workspace: Workspace) -> None:
     result = execute(workspace, LocalExecutor(), shell_command("pwd; echo ${SKILL_DIR:-none}"))
     assert result.stdout.split() == [str(workspace.work_dir), "none"]
+
+
+def test_the_result_holds_the_runners_output_and_reads_its_fields(workspace: Workspace) -> None:
+    executor = FinishedExecutor(exit_code=3)
+    result = execute(workspace, executor, shell_command("true"))
+    assert result.output == RunOutput(3, False, 0.01, "half done\n", "", False, False)
+    assert (result.exit_code, result.stdout, result.timed_out) == (3, "half done\n", False)
+    assert result.to_json()["exit_code"] == 3 and result.executor == "finished"
 
 
 def test_collection_describes_files_and_inlines_small_text(workspace: Workspace) -> None:

@@ -12,173 +12,51 @@ from __future__ import annotations
 import gc
 import itertools
 import os
-from collections.abc import Callable, Hashable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Hashable, Iterator, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Final, Literal, TypeVar
+from typing import TYPE_CHECKING, Final, Literal, TypeVar
 
 from skillshelf.core.catalog import CatalogEntry, CatalogFormat, render_catalog
-from skillshelf.core.diagnostics import Diagnostic, Severity
+from skillshelf.core.diagnostics import Diagnostic
 from skillshelf.core.frontmatter import Mode
 from skillshelf.errors import SkillNotFoundError, UsageError
+from skillshelf.repository._findings import Changes, Ignored, Shadowed, Skipped
+from skillshelf.repository._roots import resolve_roots
+from skillshelf.repository._scan_state import (
+    ScanState,
+    apply_review,
+    diff,
+    keep_last_good,
+    place,
+    win,
+)
 from skillshelf.skills.discovery import (
     DEFAULT_MAX_DEPTH,
     DEFAULT_MAX_DIRS,
-    Found,
     Index,
     WalkOptions,
     walk_root,
 )
-from skillshelf.skills.index_cache import (
-    decode_blob,
-    default_cache_dir,
-    load_index,
-    save_index,
-)
+from skillshelf.skills.index_cache import default_cache_dir, load_index, save_index
 from skillshelf.skills.roots import is_archive_root, is_url_root
 from skillshelf.skills.skill import Skill
 
 if TYPE_CHECKING:
-    from skillshelf.core.search import SearchHit, SearchIndex
+    from skillshelf.core.search import SearchHit
     from skillshelf.skills.archive import ArchiveLimits, Materialized
     from skillshelf.skills.paths import FileContent
-    from skillshelf.trust.gate import Review, TrustGate
+    from skillshelf.trust.gate import TrustGate
     from skillshelf.trust.lockfile import Lockfile
     from skillshelf.trust.scanner import ScanPolicy
 
-__all__ = ["Changes", "Ignored", "Repository", "Shadowed", "Skipped", "resolve_roots"]
+__all__ = ["Repository"]
 
-_CONVENTIONAL = (".agents/skills", ".claude/skills")
 # Derived values kept per scan (see Repository.memo); a caller keying on a fresh closure per
 # request must not grow them without bound.
 _MEMO_LIMIT: Final = 64
 _T = TypeVar("_T")
 _VERSIONS = itertools.count(1)
 _LOCK_ENV = "SKILLSHELF_LOCK"
-
-
-@dataclass(frozen=True, slots=True)
-class Shadowed:
-    """A skill hidden by an earlier skill of the same name.
-
-    Attributes:
-        skill: The hidden copy.
-        winner: The directory of the copy that is used.
-    """
-
-    skill: Skill
-    winner: str
-
-
-@dataclass(frozen=True, slots=True)
-class Skipped:
-    """A SKILL.md that could not be made into a usable skill.
-
-    Attributes:
-        path: The SKILL.md file.
-        root: The root it was found under.
-        diagnostics: Why (at least one error).
-        name: The name of a skill the trust gate holds back; None for a SKILL.md that is
-            not valid (its name may be what made it invalid, so it is not echoed).
-        held: True for a valid skill held back by the trust gate (quarantined by the scanner
-            or drifted from the lockfile).
-    """
-
-    path: str
-    root: str
-    diagnostics: tuple[Diagnostic, ...]
-    name: str | None = None
-    held: bool = False
-
-    @property
-    def reason(self) -> str:
-        """The first error's message."""
-        errors = [d for d in self.diagnostics if d.severity == "error"] or list(self.diagnostics)
-        return errors[0].message if errors else "unusable"
-
-
-@dataclass(frozen=True, slots=True)
-class Ignored:
-    """A candidate discovery did not make a skill of, and why (not an error of a skill).
-
-    Attributes:
-        path: The file concerned (a ``SKILL.MD``, a dangling link, a nested SKILL.md, the
-            SKILL.md of a folder reached a second time).
-        root: The root it was found under.
-        code: ``discovery.wrong_case``, ``discovery.dangling``, ``discovery.same_folder`` or
-            ``discovery.nested``.
-        reason: Why, for people.
-        severity: ``warning`` for what its author surely meant as a skill (a wrong-case name,
-            a dangling link), ``info`` otherwise.
-    """
-
-    path: str
-    root: str
-    code: str
-    reason: str
-    severity: Severity = "info"
-
-    def diagnostic(self) -> Diagnostic:
-        """The same, as a diagnostic of the file."""
-        return Diagnostic(self.code, self.severity, self.reason, None, self.path)
-
-
-@dataclass(frozen=True, slots=True)
-class Changes:
-    """What a :meth:`Repository.refresh` changed, by skill name."""
-
-    added: tuple[str, ...] = ()
-    changed: tuple[str, ...] = ()
-    removed: tuple[str, ...] = ()
-
-    def __bool__(self) -> bool:
-        return bool(self.added or self.changed or self.removed)
-
-
-def resolve_roots(
-    roots: Sequence[str | os.PathLike[str]] | None = None,
-    *,
-    cwd: str | os.PathLike[str] | None = None,
-    home: str | os.PathLike[str] | None = None,
-    environ: Mapping[str, str] | None = None,
-) -> tuple[list[str], bool]:
-    """Work out which roots to scan.
-
-    Returns:
-        ``(roots, explicit)``; ``explicit`` is False for the conventional roots, which are
-        listed only when they exist.
-    """
-    if roots:
-        return [os.fspath(r) for r in roots], True
-    env = os.environ if environ is None else environ
-    from_env = env.get("SKILLSHELF_ROOTS", "")
-    if from_env.strip():
-        return [r for r in from_env.split(os.pathsep) if r.strip()], True
-    start = Path(cwd or os.getcwd()).resolve()
-    found: list[str] = []
-    for directory in (start, *start.parents):
-        found.extend(str(directory / c) for c in _CONVENTIONAL if (directory / c).is_dir())
-        if (directory / ".git").exists():
-            break
-    user = Path(home or os.path.expanduser("~"))
-    found.extend(str(user / c) for c in _CONVENTIONAL if (user / c).is_dir())
-    return list(dict.fromkeys(found)), False
-
-
-@dataclass(slots=True)
-class _State:
-    skills: dict[str, Skill] = field(default_factory=dict)
-    shadowed: list[Shadowed] = field(default_factory=list)
-    skipped: list[Skipped] = field(default_factory=list)
-    ignored: list[Ignored] = field(default_factory=list)
-    diagnostics: list[Diagnostic] = field(default_factory=list)
-    stale: frozenset[str] = frozenset()
-    # Built on first search and kept with the skills it indexes, so a refresh in another
-    # thread (the watcher) can never leave an index of an older state behind.
-    search_index: SearchIndex | None = None
-    # Bumped by every refresh: derived values (visible names, enums, schemas) are keyed on it.
-    version: int = 0
-    memo: dict[Hashable, Any] = field(default_factory=dict)
 
 
 class Repository:
@@ -244,7 +122,7 @@ class Repository:
         self._root_dirs: dict[str, str] = {}
         self._remote: dict[str, Materialized] = {}
         self._trust = _trust_gate(self.roots, lockfile, scan_policy)
-        self._state = _State()
+        self._state = ScanState()
         self.refresh()
 
     # -- reading -------------------------------------------------------------------------
@@ -439,7 +317,7 @@ class Repository:
         """
         previous = self._state
         before = previous.skills
-        state = _State(version=next(_VERSIONS))
+        state = ScanState(version=next(_VERSIONS))
         winners: dict[str, Skill] = {}
         # A scan allocates tens of thousands of small, long-lived objects and no cycles; the
         # cyclic collector would only re-traverse them (it costs ~30% of a cold open).
@@ -452,18 +330,18 @@ class Repository:
             if gc_was_enabled:
                 gc.enable()
         if before and state.skipped:
-            _keep_last_good(before, state, winners)
+            keep_last_good(before, state, winners)
         if self._trust is not None:
-            _apply_review(self._trust.review(winners), state, winners)
+            apply_review(self._trust.review(winners), state, winners)
         state.skills = dict(sorted(winners.items()))
-        changes = _diff(before, state.skills)
+        changes = diff(before, state.skills)
         if not changes:
             state.search_index = previous.search_index
         # One assignment: a reader in another thread sees the old state or the new, never a mix.
         self._state = state
         return changes
 
-    def _scan_root(self, root: str, state: _State, winners: dict[str, Skill]) -> None:
+    def _scan_root(self, root: str, state: ScanState, winners: dict[str, Skill]) -> None:
         directory = self._root_directory(root, state)
         if directory is None:
             return
@@ -483,25 +361,24 @@ class Repository:
         # builds nothing.
         last = self._placed.get(root, {})
         placed: dict[str, Skill] = {}
-        place = self._place
         for found in result.found:
             if found.reusable:
                 new_index[found.skill_md] = found.row
             kept = last.get(found.skill_md)
             if kept is not None and kept.built_from(found.row, found.real):
                 placed[found.skill_md] = kept
-                _win(kept, state, winners)
+                win(kept, state, winners)
             else:
                 skill = place(root, found, state)
                 if skill is not None:
                     placed[found.skill_md] = skill
-                    _win(skill, state, winners)
+                    win(skill, state, winners)
         self._placed[root] = placed
         if self._cache_dir is not None and (result.parsed or len(new_index) != len(index)):
             save_index(self._cache_dir, cache_key, new_index)
         self._indexes[root] = new_index
 
-    def _root_directory(self, root: str, state: _State) -> str | None:
+    def _root_directory(self, root: str, state: ScanState) -> str | None:
         if is_archive_root(root):
             # Imported here: only archive and URL roots pay for the archive and download code.
             from skillshelf.skills.sources import materialize
@@ -534,63 +411,6 @@ class Repository:
             return None
         return path
 
-    @staticmethod
-    def _place(root: str, found: Found, state: _State) -> Skill | None:
-        """The skill ``found`` is, or None (then it is recorded as skipped)."""
-        directory, _, md_name = found.skill_md.rpartition(os.sep)
-        row = found.row
-        parsed = found.parsed
-        if parsed is None and row[4] is not None:
-            skill = Skill.from_row(row, directory, md_name, root, found.real)
-        elif parsed is not None and parsed.valid and parsed.manifest is not None:
-            skill = Skill(
-                parsed.manifest,
-                directory,
-                md_name,
-                root,
-                parsed.diagnostics,
-                real_directory=found.real,
-                stamp=row[:4],
-            )
-        else:
-            diagnostics = parsed.diagnostics if parsed else decode_blob(row)[1]
-            state.skipped.append(Skipped(found.skill_md, root, diagnostics))
-            return None
-        return skill
-
-
-def _win(skill: Skill, state: _State, winners: dict[str, Skill]) -> None:
-    """The first skill of a name wins; later ones are shadowed by it."""
-    winner = winners.get(skill.name)
-    if winner is None:
-        winners[skill.name] = skill
-    else:
-        state.shadowed.append(Shadowed(skill, winner.directory))
-
-
-def _keep_last_good(before: dict[str, Skill], state: _State, winners: dict[str, Skill]) -> None:
-    """Keep a skill edited into an invalid state at its last good version, and say so."""
-    by_md = {f"{s.directory}{os.sep}{s.skill_md_name}": s for s in before.values()}
-    stale = set()
-    for i, skipped in enumerate(state.skipped):
-        last_good = by_md.get(skipped.path)
-        if last_good is None or last_good.name in winners:
-            continue
-        winners[last_good.name] = last_good
-        stale.add(last_good.name)
-        note = Diagnostic(
-            "skill.stale",
-            "warning",
-            f"Skill {last_good.name!r} was edited into an invalid state; its last good "
-            "version stays loaded until the error is fixed",
-            None,
-            skipped.path,
-        )
-        state.skipped[i] = Skipped(
-            skipped.path, skipped.root, (*skipped.diagnostics, note), skipped.name, skipped.held
-        )
-    state.stale = frozenset(stale)
-
 
 def _trust_gate(
     roots: list[str],
@@ -609,40 +429,3 @@ def _trust_gate(
     from skillshelf.trust.gate import TrustGate
 
     return TrustGate.create(lockfile or None, scan_policy, frozenset(untrusted))
-
-
-def _diff(before: dict[str, Skill], after: dict[str, Skill]) -> Changes:
-    added = tuple(n for n in after if n not in before)
-    removed = tuple(n for n in before if n not in after)
-    # A skill rebuilt from a SKILL.md with the same stamps is one discovery read again because
-    # it changed too recently to trust them (a same-size edit in the same clock tick keeps
-    # every stamp): its manifest then tells whether it changed.
-    changed = tuple(
-        n
-        for n, s in after.items()
-        if (b := before.get(n)) is not None
-        and b is not s
-        and ((b.directory, b.stamp) != (s.directory, s.stamp) or b.manifest != s.manifest)
-    )
-    return Changes(added, changed, removed)
-
-
-def _apply_review(review: Review, state: _State, winners: dict[str, Skill]) -> None:
-    """Hold back or annotate the winning skills as the trust gate decided."""
-    state.diagnostics.extend(review.diagnostics)
-    for name, diagnostics in review.held.items():
-        skill = winners.pop(name)
-        state.skipped.append(
-            Skipped(str(skill.skill_md), skill.root, diagnostics, skill.name, held=True)
-        )
-    for name, notes in review.notes.items():
-        skill = winners[name]
-        winners[name] = Skill(
-            skill.manifest,
-            skill.directory,
-            skill.skill_md_name,
-            skill.root,
-            (*skill.diagnostics, *notes),
-            real_directory=skill.real_directory,
-            stamp=skill.stamp,
-        )

@@ -1,0 +1,164 @@
+"""The workspaces of many sessions: one per owner, ended on close, idle time or eviction."""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import os
+import re
+import shutil
+import tempfile
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Final, Literal
+
+from skillshelf.errors import SkillshelfError, UsageError
+from skillshelf.exec.workspace._workspace import Workspace
+
+__all__ = ["MAX_LIVE_WORKSPACES", "WORKSPACE_IDLE_TTL_S", "Retention", "WorkspaceManager"]
+
+Retention = Literal["delete", "keep"]
+# A workspace unused this long is removed (its owner has most likely gone away).
+WORKSPACE_IDLE_TTL_S: Final = 3600.0
+# Workspaces kept at once per manager; the longest idle is removed to make room.
+MAX_LIVE_WORKSPACES: Final = 64
+_UNSAFE: Final = re.compile(r"[^A-Za-z0-9_.-]+")
+
+
+class WorkspaceManager:
+    """Creates one :class:`Workspace` per owner (a session) under ``base``, and removes them.
+
+    A workspace lives while its owner does: :meth:`close` ends it, and so do an idle time over
+    ``idle_ttl_s`` and, when more than ``max_live`` exist, eviction of the longest idle one
+    (never one a command is running in; see :meth:`use`). :meth:`close_all` ends them all.
+
+    Args:
+        base: Parent directory (default: ``skillshelf-ws-<uid>`` in the temp dir, refused
+            when it is a link or another user's).
+        retention: ``delete`` removes a workspace when it ends; ``keep`` leaves it on disk.
+        idle_ttl_s: Seconds a workspace may stay unused before it is removed (checked
+            whenever a workspace is opened, and by :meth:`reap`).
+        max_live: Workspaces kept at once.
+    """
+
+    def __init__(
+        self,
+        base: Path | None = None,
+        *,
+        retention: Retention = "delete",
+        idle_ttl_s: float = WORKSPACE_IDLE_TTL_S,
+        max_live: int = MAX_LIVE_WORKSPACES,
+    ) -> None:
+        if idle_ttl_s <= 0 or max_live < 1:
+            raise UsageError("idle_ttl_s must be positive and max_live at least 1")
+        self._shared_tmp = base is None
+        default = Path(tempfile.gettempdir(), f"skillshelf-ws-{os.getuid()}")
+        self.base = base if base is not None else default
+        self.retention: Retention = retention
+        self.idle_ttl_s = idle_ttl_s
+        self.max_live = max_live
+        self._lock = threading.Lock()
+        self._last_used: dict[str, float] = {}  # owner → monotonic time of last use
+        self._busy: dict[str, int] = {}  # owner → commands running in it now
+
+    def _dir(self, session_id: str) -> Path:
+        tag = hashlib.sha256(session_id.encode()).hexdigest()[:10]
+        return self.base / f"{_UNSAFE.sub('_', session_id)[:40]}-{tag}"
+
+    @property
+    def live(self) -> list[str]:
+        """The owners whose workspaces exist now, longest idle first."""
+        with self._lock:
+            return sorted(self._last_used, key=self._last_used.__getitem__)
+
+    def open(self, session_id: str) -> Workspace:
+        """The session's workspace, created on first use; expired and surplus ones go first.
+
+        Raises:
+            SkillshelfError: The default base folder is a link or another user's, or
+                ``max_live`` workspaces are all running commands.
+        """
+        self.base.mkdir(parents=True, exist_ok=True, mode=0o700)
+        if self._shared_tmp and (self.base.is_symlink() or self.base.stat().st_uid != os.getuid()):
+            # Anyone can create this name in a shared temp dir first: never use theirs.
+            raise SkillshelfError(f"{self.base} is not a directory of this user; remove it")
+        with self._lock:
+            ended = self._expired(time.monotonic())
+            if session_id not in self._last_used:
+                ended += self._make_room()
+            self._last_used[session_id] = time.monotonic()
+        for owner in ended:
+            self._remove(owner)
+        return Workspace(self._dir(session_id))
+
+    @contextlib.contextmanager
+    def use(self, session_id: str) -> Iterator[Workspace]:
+        """:meth:`open`, held busy (never expired or evicted) until the block ends."""
+        with self._lock:
+            self._busy[session_id] = self._busy.get(session_id, 0) + 1
+        try:
+            yield self.open(session_id)
+        finally:
+            with self._lock:
+                left = self._busy.pop(session_id) - 1
+                if left:
+                    self._busy[session_id] = left
+                if session_id in self._last_used:
+                    self._last_used[session_id] = time.monotonic()
+
+    def reap(self) -> list[str]:
+        """Remove the workspaces idle longer than ``idle_ttl_s``; their owners."""
+        with self._lock:
+            ended = self._expired(time.monotonic())
+        for owner in ended:
+            self._remove(owner)
+        return ended
+
+    def close(self, session_id: str) -> None:
+        """End the session: its workspace is deleted unless retention is ``keep``."""
+        with self._lock:
+            self._last_used.pop(session_id, None)
+        self._remove(session_id)
+
+    def close_all(self) -> None:
+        """End every workspace this manager made (at shutdown)."""
+        with self._lock:
+            owners = list(self._last_used)
+            self._last_used.clear()
+        for owner in owners:
+            self._remove(owner)
+
+    def _expired(self, now: float) -> list[str]:
+        # Called with the lock held.
+        ended = [
+            owner
+            for owner, used in self._last_used.items()
+            if now - used > self.idle_ttl_s and owner not in self._busy
+        ]
+        for owner in ended:
+            del self._last_used[owner]
+        return ended
+
+    def _make_room(self) -> list[str]:
+        # Called with the lock held: evict the longest idle until one more fits.
+        ended: list[str] = []
+        idle = sorted(
+            (o for o in self._last_used if o not in self._busy), key=self._last_used.__getitem__
+        )
+        while len(self._last_used) >= self.max_live:
+            if not idle:
+                raise SkillshelfError(
+                    f"{self.max_live} workspaces are running commands (the limit); try again later"
+                )
+            owner = idle.pop(0)
+            del self._last_used[owner]
+            ended.append(owner)
+        return ended
+
+    def _remove(self, session_id: str) -> None:
+        if self.retention == "delete":
+            root = self._dir(session_id)
+            shutil.rmtree(root, ignore_errors=True)
+            shutil.rmtree(root.parent / f".{root.name}.staged", ignore_errors=True)
