@@ -33,13 +33,10 @@ def fork_config(parent: AgentConfig, skill: Skill) -> AgentConfig:
     """A copy of ``parent`` (same model and settings: tools, workspace, tool style, rules;
     its own skill state, named ``<parent>:fork:<skill>``, and no declared loads) that runs
     ``skill``."""
-    settings = parent.settings.replace(
-        agent=f"{parent.name}:fork:{skill.name}", declared=(), fork_of=skill.name
-    )
     return AgentConfig(
         parent.model,
         parent.repo,
-        settings=settings,
+        settings=parent.settings.forked(skill.name),
         max_steps=parent.max_steps,
         retry=parent.retry,
     )

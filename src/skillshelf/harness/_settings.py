@@ -134,6 +134,13 @@ class SkillSettings:
             raise UsageError(f"SkillSettings has no option {', '.join(unknown)}")
         return dataclasses.replace(self, **changes)
 
+    def forked(self, skill: str, parent: str | None = None) -> SkillSettings:
+        """The settings of the sub-agent that runs ``context: fork`` skill ``skill``: the same
+        options, its own skill state (agent ``<parent>:fork:<skill>``), no declared loads,
+        and its own loads of ``skill`` ordinary ones."""
+        name = parent if parent is not None else self.agent
+        return self.replace(agent=f"{name}:fork:{skill}", declared=(), fork_of=skill)
+
     @staticmethod
     def choices(name: str) -> tuple[str, ...]:
         """The values option ``name`` may take, when it is a choice (empty otherwise): what a
