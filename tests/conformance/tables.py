@@ -61,14 +61,6 @@ UNSUPPORTED: Final[Mapping[tuple[str, str], str]] = {
 }
 
 KNOWN_BUGS: Final[Mapping[tuple[str, str], str]] = {
-    ("openai-agents", "unknown_tool"): (
-        "the SDK's default tool_not_found_behavior ends the run with ModelBehaviorError; "
-        "SkillKit offers no RunConfig (tool_not_found_behavior / tool_error_formatter) that "
-        "would answer with the harness's graded unknown-tool message"
-    ),
-    ("openai-agents", "unknown_tool_repeat"): (
-        "as unknown_tool: the first call to an unknown tool ends the run (ModelBehaviorError)"
-    ),
     ("pydantic-ai", "unknown_tool_repeat"): (
         "pydantic-ai's ToolManager answers an unknown name itself and counts it against its own "
         "retry budget (1): the second call ends the run with UnexpectedModelBehavior, before "
@@ -83,22 +75,14 @@ KNOWN_BUGS: Final[Mapping[tuple[str, str], str]] = {
             f"{where} never calls SkillSession.commands/invoke: /目录浏览 ARGS reaches the model "
             "as plain text and the skill is not loaded"
         )
-        for face, where in (
-            ("pydantic-ai", "SkillsToolset.for_run"),
-            ("openai-agents", "SkillKit (hooks.on_start)"),
-            ("langchain", "SkillsMiddleware.before_agent"),
-        )
+        for face, where in (("langchain", "SkillsMiddleware.before_agent"),)
     },
     **{
         (face, "fork"): (
             f"{where} builds the session without fork= (Harness.session(conversation)), so a "
             "context: fork skill's body is delivered inline instead of running in a sub-agent"
         )
-        for face, where in (
-            ("pydantic-ai", "SkillsToolset.session"),
-            ("openai-agents", "SkillKit.session"),
-            ("langchain", "SkillsMiddleware.session"),
-        )
+        for face, where in (("langchain", "SkillsMiddleware.session"),)
     },
 }
 

@@ -473,3 +473,45 @@ def test_without_pydantic_ai_the_module_names_the_extra(monkeypatch: pytest.Monk
         importlib.import_module("skillshelf.integrations.pydantic_ai")
     assert caught.value.extra == "pydantic-ai"
     assert install_hint("pydantic-ai") in str(caught.value)
+
+
+def test_a_slash_command_the_user_may_not_give_ends_the_run_before_any_request(
+    tmp_path: Path,
+) -> None:
+    from skillshelf.core.slash import SlashCommandError
+
+    make_skill(
+        tmp_path, "model-only", "Only the model loads it.", frontmatter={"user-invocable": False}
+    )
+    asked: list[int] = []
+
+    def model(messages: list[Any], info: AgentInfo) -> Any:
+        asked.append(1)
+        return ModelResponse(parts=[TextPart("never")])
+
+    skills = SkillsToolset(Repository([tmp_path], cache_dir=False))
+    agent = Agent(FunctionModel(model), toolsets=[skills])
+    with pytest.raises(SlashCommandError, match="not a user command"):
+        anyio.run(functools.partial(agent.run, "/model-only go", conversation_id="c1"))
+    assert asked == []
+    assert skills.tools_for("c1").state().loaded == {}
+
+
+def test_a_slash_command_loads_its_skill_for_that_run_only(tmp_path: Path) -> None:
+    make_skill(tmp_path, "greet", "Greets. Use to greet.", body="Say hello to $ARGUMENTS.")
+    seen: list[str] = []
+
+    def model(messages: list[Any], info: AgentInfo) -> Any:
+        seen.append(info.instructions or "")
+        return ModelResponse(parts=[TextPart("done")])
+
+    skills = SkillsToolset(Repository([tmp_path], cache_dir=False))
+    agent = Agent(FunctionModel(model), toolsets=[skills])
+    first = anyio.run(functools.partial(agent.run, "/greet Ada", conversation_id="c1"))
+    anyio.run(
+        functools.partial(
+            agent.run, "thanks", conversation_id="c1", message_history=first.all_messages()
+        )
+    )
+    assert "Say hello to Ada." in seen[0]
+    assert "Say hello to Ada." not in seen[1]

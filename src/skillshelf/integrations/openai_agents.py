@@ -22,6 +22,8 @@ from __future__ import annotations
 import dataclasses
 import functools
 import json
+import uuid
+from collections import OrderedDict
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final, Unpack
@@ -38,18 +40,21 @@ from skillshelf.harness import (
 )
 from skillshelf.models import ToolCall
 from skillshelf.repository import Repository
+from skillshelf.skills.skill import Skill
 from skillshelf.tools.skill_tools import SkillTools
 from skillshelf.tools.spec import to_openai
 from skillshelf.tools.user_tools import Activation, Tool
 
 if TYPE_CHECKING:
-    from agents import AgentHooks, FunctionTool, RunContextWrapper
+    from agents import AgentHooks, FunctionTool, RunConfig, RunContextWrapper
     from agents import Tool as SdkTool
+    from agents.run_config import ToolErrorFormatterArgs
 
 
 __all__ = ["SkillContext", "SkillKit", "conversation_of", "skill_tools"]
 
 _SOURCE: Final = "openai-agents"
+_REMEMBERED_RUNS: Final = 256  # conversations whose current run's slash loads are kept
 
 
 def _require_sdk() -> None:
@@ -126,6 +131,29 @@ class SkillKit(HarnessFace):
         self._function_tools = self._build_tools()
         self.tools: list[SdkTool] = list(self._function_tools)
         self.hooks: AgentHooks[Any] = _hooks(self)
+        # What the current run's slash commands loaded, by conversation (see _hooks.on_start):
+        # the run's instructions carry it.
+        self._invoked: OrderedDict[str, tuple[str, ...]] = OrderedDict()
+
+    @property
+    def run_config(self) -> RunConfig:
+        """For ``Runner.run(..., run_config=kit.run_config)``: a call to a tool the agent does
+        not have is answered by the harness (graded, counted, the closest names offered; the
+        third identical one fatal) instead of ending the run with ``ModelBehaviorError``."""
+        from agents import RunConfig
+
+        return RunConfig(
+            tool_not_found_behavior="return_error_to_model", tool_error_formatter=self._tool_error
+        )
+
+    async def _tool_error(self, error: ToolErrorFormatterArgs[Any]) -> str | None:
+        if error.kind != "tool_not_found":
+            return None  # the SDK's own message
+        session = self._of(error.run_context)
+        record = await anyio.to_thread.run_sync(
+            session.call_skill_tool, error.call_id, error.tool_name, None
+        )
+        return record.content
 
     # -- conversations -------------------------------------------------------------------
 
@@ -155,9 +183,51 @@ class SkillKit(HarnessFace):
         return self.harness.instructions()
 
     def instructions(self, wrapper: RunContextWrapper[Any], agent: Any) -> str:
-        """For ``Agent(instructions=kit.instructions)``: :meth:`system_prompt`, each run."""
-        self._of(wrapper)  # a context naming no conversation fails here, before any request
-        return self.system_prompt()
+        """For ``Agent(instructions=kit.instructions)``: :meth:`system_prompt` each run, then
+        what the run's slash commands loaded."""
+        conversation = self._conversation(wrapper.context)  # none named: fails here
+        invoked = self._invoked.get(conversation, ())
+        return "\n\n".join([self.system_prompt(), *invoked])
+
+    async def _begin_run(self, context: Any) -> None:
+        """A run starts: the turn's loads end and its user message's slash commands load
+        their skills (SlashCommandError ends the run, as in skillshelf's agent)."""
+        conversation = self._conversation(context.context)
+        session = self.session(conversation)
+        commands = session.commands(_last_user_text(getattr(context, "turn_input", None)))
+        await anyio.to_thread.run_sync(session.begin_turn)
+        session.record("turn", commands=[c.skill for c in commands])
+        invoked = []
+        for index, command in enumerate(commands):
+            call_id = f"slash_{uuid.uuid4().hex[:12]}_{index}"
+            record = await anyio.to_thread.run_sync(session.invoke, command, call_id)
+            session.trace_call(record)
+            invoked.append(record.content)
+        self._invoked.pop(conversation, None)
+        if invoked:
+            self._invoked[conversation] = tuple(invoked)
+            while len(self._invoked) > _REMEMBERED_RUNS:
+                self._invoked.popitem(last=False)
+
+    async def _fork(self, context: Any, conversation: str, skill: Skill, task: str) -> str:
+        """Run a ``context: fork`` skill's task in a sub-agent: an Agents SDK agent on the
+        calling agent's model with a kit of the same skills (its own skill state, the same
+        conversation); its final output is the load's result."""
+        from agents import Agent, Runner
+
+        parent = getattr(context, "agent", None)
+        kit = SkillKit(self.repo, self.settings.forked(skill.name), self._conversation)
+        sub = Agent(
+            name=f"{getattr(parent, 'name', 'agent')}:fork:{skill.name}",
+            instructions=kit.instructions,
+            tools=kit.tools,
+            hooks=kit.hooks,
+            model=getattr(parent, "model", None),
+        )
+        result = await Runner.run(
+            sub, task, context=self.context(conversation), run_config=kit.run_config
+        )
+        return str(result.final_output)
 
     # -- tools ---------------------------------------------------------------------------
 
@@ -189,7 +259,9 @@ class SkillKit(HarnessFace):
         return True
 
     async def _invoke(self, tool: str, context: Any, arguments: str) -> str:
-        session = self._of(context)
+        conversation = self._conversation(context.context)
+        fork = functools.partial(self._fork, context, conversation)
+        session = self.harness.session(conversation, fork=fork)
         history = _call_ids(getattr(context, "turn_input", None))
         record = await session.call(
             ToolCall(context.tool_call_id, tool, arguments), history=history
@@ -298,9 +370,7 @@ def _hooks(kit: SkillKit) -> AgentHooks[Any]:
 
     class _SkillHooks(AgentHooks[Any]):
         async def on_start(self, context: Any, agent: Any) -> None:
-            session = kit._of(context)
-            await anyio.to_thread.run_sync(session.begin_turn)
-            session.record("turn")
+            await kit._begin_run(context)
 
         async def on_llm_end(self, context: Any, agent: Any, response: Any) -> None:
             session = kit._of(context)
@@ -309,6 +379,20 @@ def _hooks(kit: SkillKit) -> AgentHooks[Any]:
             session.record("model", tool_calls=calls)
 
     return _SkillHooks()
+
+
+def _last_user_text(items: Sequence[Any] | None) -> str:
+    """The text of the run input's last user message ("" when there is none)."""
+    for item in reversed(items or ()):
+        role = item.get("role") if isinstance(item, Mapping) else getattr(item, "role", None)
+        if role != "user":
+            continue
+        content = item.get("content") if isinstance(item, Mapping) else item.content
+        if isinstance(content, str):
+            return content
+        parts = [p.get("text", "") for p in content or () if isinstance(p, Mapping)]
+        return "".join(p for p in parts if isinstance(p, str))
+    return ""
 
 
 def _is_call(item: Any) -> bool:

@@ -21,8 +21,9 @@ different mistakes does not end the run with ``UnexpectedModelBehavior``.
 from __future__ import annotations
 
 import copy
+import functools
 import json
-from collections.abc import Awaitable, Callable, Collection
+from collections.abc import Awaitable, Callable, Collection, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Final, Unpack
 
@@ -33,6 +34,7 @@ from skillshelf.errors import MissingExtraError, UsageError
 from skillshelf.harness import Harness, HarnessFace, SettingsOptions, SkillSession, SkillSettings
 from skillshelf.models import ToolCall
 from skillshelf.repository import Repository
+from skillshelf.skills.skill import Skill
 from skillshelf.tools.skill_tools import SkillTools
 from skillshelf.tools.spec import to_openai
 from skillshelf.tools.user_tools import Activation, ActivationMode, Tool, activated_tools
@@ -125,6 +127,7 @@ class SkillsToolset(HarnessFace, AbstractToolset[Any]):
         self.conversation_key = conversation_key
         self._id = id
         self._requests: _Requests | None = None  # set on a run's copy (see for_run)
+        self._invoked: tuple[str, ...] = ()  # the run's slash commands' loads (see for_run)
 
     @property
     def id(self) -> str:
@@ -139,7 +142,26 @@ class SkillsToolset(HarnessFace, AbstractToolset[Any]):
         return self.session(conversation).tools
 
     def _session(self, ctx: RunContext[Any]) -> SkillSession:
-        return self.session(self.conversation_key(ctx))
+        key = self.conversation_key(ctx)
+        return self.harness.session(key, fork=functools.partial(self._fork, ctx, key))
+
+    async def _fork(self, ctx: RunContext[Any], key: str, skill: Skill, task: str) -> str:
+        """Run a ``context: fork`` skill's task in a sub-agent: a pydantic-ai agent on the
+        run's model with this toolset's skills (its own skill state, the same conversation);
+        its final answer is the load's result. The caller's other toolsets are not given."""
+        from pydantic_ai import Agent
+        from pydantic_ai.models import Model
+
+        if not isinstance(ctx.model, Model):
+            raise UsageError(f"cannot run a sub-agent on the run's model {ctx.model!r}")
+        toolset = SkillsToolset(
+            self.repo,
+            settings=self.settings.forked(skill.name),
+            conversation_key=lambda _ctx: key,
+            id=self._id,
+        )
+        result = await Agent(ctx.model, toolsets=[toolset]).run(task)
+        return str(result.output)
 
     # -- instructions --------------------------------------------------------------------
 
@@ -148,22 +170,37 @@ class SkillsToolset(HarnessFace, AbstractToolset[Any]):
         toolset's own instructions are not used; empty when no skill is visible."""
         return self.harness.instructions()
 
-    async def get_instructions(self, ctx: RunContext[Any]) -> InstructionPart | None:
+    async def get_instructions(self, ctx: RunContext[Any]) -> list[InstructionPart] | None:
         text = self.instructions(ctx)
         # Static: its bytes change only with the skill set, so a provider that caches may put a
         # cache point after it; a changed catalog rewrites the prefix from the next request on.
-        return InstructionPart(text, dynamic=False, name="catalog") if text else None
+        parts = [InstructionPart(text, dynamic=False, name="catalog")] if text else []
+        # What the user's slash commands loaded, for this run's requests (after the catalog,
+        # so the cached prefix stays).
+        parts += [InstructionPart(c, dynamic=True, name="invoked") for c in self._invoked]
+        return parts or None
 
     # -- the run -------------------------------------------------------------------------
 
     async def for_run(self, ctx: RunContext[Any]) -> AbstractToolset[Any]:
         # A run is one user message: ``turn`` and ``once`` loads of the last one end here.
         session = self._session(ctx)
+        # Checked first: a command the user may not give ends the run before anything changes
+        # (SlashCommandError, as skillshelf's own agent raises it).
+        commands = session.commands(_prompt_text(ctx.prompt))
         await anyio.to_thread.run_sync(session.begin_turn)
         session.record("run", step=ctx.run_step, run_id=ctx.run_id)
         # The run's own copy counts its model requests (two runs of one toolset never share).
         run = copy.copy(self)
         run._requests = _Requests(session, ctx.run_step)
+        invoked = []
+        for index, command in enumerate(commands):
+            record = await anyio.to_thread.run_sync(
+                session.invoke, command, f"slash_{ctx.run_id}_{index}"
+            )
+            session.trace_call(record)
+            invoked.append(record.content)
+        run._invoked = tuple(invoked)
         return run
 
     async def for_run_step(self, ctx: RunContext[Any]) -> AbstractToolset[Any]:
@@ -269,6 +306,13 @@ class _Requests:
     session: SkillSession
     counted: int
     lock: anyio.Lock = field(default_factory=anyio.Lock)
+
+
+def _prompt_text(prompt: str | Sequence[Any] | None) -> str:
+    """The text of the run's user prompt (its text parts, when it has several)."""
+    if prompt is None or isinstance(prompt, str):
+        return prompt or ""
+    return "".join(part for part in prompt if isinstance(part, str))
 
 
 def _history_call_ids(ctx: RunContext[Any]) -> Collection[str]:

@@ -209,7 +209,7 @@ class SkillServer:
         self.workspaces = self.settings.workspace
         self.executor = self.settings.executor
         self.exec_policy = self.settings.exec_policy
-        self.shelf = Shelf(repo, visible=visible)
+        self.shelf = Shelf(repo, visible=_combined(visible, self.settings.visible))
         self.store = self.harness.store
         # A tool call that can wait on nothing but the local disk runs on the event loop: the
         # hop to a worker thread and back, and the two threads taking the GIL in turn, cost
@@ -440,12 +440,12 @@ class SkillServer:
 
     def _tools_for(self, viewer: Viewer) -> SkillTools:
         visible: Callable[[Skill], bool]
-        if self.shelf.visible is None and self.settings.visible is None:
+        if self.shelf.visible is None:
             # One predicate object for every viewer: SkillTools keeps the names, enums and
             # schemas it derives per predicate and scan, so they are built once, not per call.
             visible = self._serves_anyone
         else:
-            visible = lambda s: self._serves(s, viewer)  # noqa: E731
+            visible = lambda s: self.shelf.serves(s, viewer)  # noqa: E731
         return self.harness.skill_tools(
             viewer.session,
             visible=visible,
@@ -455,12 +455,8 @@ class SkillServer:
             enum_limit=self.enum_limit,
         )
 
-    def _serves(self, skill: Skill, viewer: Viewer) -> bool:
-        shown = self.settings.visible
-        return self.shelf.serves(skill, viewer) and (shown is None or shown(skill))
-
     def _serves_anyone(self, skill: Skill) -> bool:
-        return self._serves(skill, _ANYONE)
+        return self.shelf.serves(skill, _ANYONE)
 
     def _tool_input_schema(self, name: str) -> dict[str, Any] | None:
         # Streamable HTTP checks Mcp-Param headers against a tool's schema before every
@@ -722,6 +718,15 @@ _NOT_SERVABLE: Final = (
     "placement",
     "catalog_placement",
 )
+
+
+def _combined(
+    visible: Visibility | None, shown: Callable[[Skill], bool] | None
+) -> Visibility | None:
+    """The server's visibility hook and the settings' filter as one hook."""
+    if shown is None or visible is None:
+        return visible if shown is None else (lambda skill, _viewer: shown(skill))
+    return lambda skill, viewer: shown(skill) and visible(skill, viewer)
 
 
 def _check_servable(settings: SkillSettings) -> None:
