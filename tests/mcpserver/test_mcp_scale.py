@@ -11,7 +11,7 @@ import pytest
 from mcp import Client
 
 from mcpserver.helpers import INVALID_PARAMS, error_code
-from skillshelf.mcpserver import SkillServer, server, shelf
+from skillshelf.mcpserver import SkillServer, _content, shelf
 from skillshelf.repository import Repository
 from skillshelf.testing import make_skill
 
@@ -30,7 +30,7 @@ def repo(tmp_path: Path) -> Repository:
 def test_resources_list_pages_hold_whole_skills_and_resume_after_the_last(
     repo: Repository, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(server, "RESOURCES_PAGE", 5)
+    monkeypatch.setattr(_content, "RESOURCES_PAGE", 5)
 
     async def check() -> None:
         async with Client(SkillServer(repo).server) as client:
@@ -55,7 +55,7 @@ def test_resources_list_pages_hold_whole_skills_and_resume_after_the_last(
 def test_a_resources_page_reads_the_files_of_its_own_skills_only(
     repo: Repository, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(server, "RESOURCES_PAGE", 2)
+    monkeypatch.setattr(_content, "RESOURCES_PAGE", 2)
     listed: list[str] = []
     files = shelf.Shelf.files
 
@@ -76,7 +76,7 @@ def test_a_resources_page_reads_the_files_of_its_own_skills_only(
 def test_prompts_list_pages_resume_after_the_last_name(
     repo: Repository, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(server, "PROMPTS_PAGE", 3)
+    monkeypatch.setattr(_content, "PROMPTS_PAGE", 3)
 
     async def check() -> None:
         async with Client(SkillServer(repo).server) as client:

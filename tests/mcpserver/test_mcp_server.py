@@ -91,7 +91,7 @@ def test_an_unreadable_file_is_an_internal_error(
     def fail(*_args: object) -> bytes:
         raise PermissionError(13, "Permission denied")
 
-    monkeypatch.setattr("skillshelf.mcpserver.server.read_bytes", fail)
+    monkeypatch.setattr("skillshelf.mcpserver._content.read_bytes", fail)
 
     async def check() -> None:
         async with Client(server.server) as client:

@@ -2,14 +2,10 @@
 
 from __future__ import annotations
 
-import functools
 import logging
 import os
-import shutil
 import signal
 import sys
-import tempfile
-from pathlib import Path
 from typing import Any
 
 import click
@@ -132,15 +128,9 @@ def serve(
     signal.signal(signal.SIGHUP, signal.SIG_IGN)
     executor = open_executor(enable_exec, sandbox, image=image, runtime=runtime, ro_paths=ro_paths)
     exec_policy = ExecPolicy(extra_ro_paths=ro_paths) if ro_paths else None
-    import anyio
-
-    from skillshelf.exec.workspace import WorkspaceManager
-
     # Without the mcp extra this import fails; skillshelf.cli.errors names the extra (exit 2).
-    from skillshelf.mcpserver import SkillServer
+    from skillshelf.mcpserver import run_server
     from skillshelf.mcpserver.run import configure_logging
-    from skillshelf.mcpserver.run import serve as run_server
-    from skillshelf.mcpserver.signals import ServerSignals
 
     token = _token(token_env)
     secret = _handle_secret(handle_secret_env, token)
@@ -152,9 +142,8 @@ def serve(
     configure_logging()
     repo = repo_from(kwargs)
     store_url: str | None = kwargs["store"]
-    settings = SkillSettings(**settings_values(kwargs, SERVE_SETTINGS, state_ttl_s=state_ttl_s))
-    store = settings.store
-    assert store is not None  # opened from --store (memory: by default)
+    values = settings_values(kwargs, SERVE_SETTINGS, state_ttl_s=state_ttl_s)
+    settings = SkillSettings(**values, executor=executor, exec_policy=exec_policy)
     if secret is None and store_url is not None and store_url.startswith(("redis", "rediss")):
         logger.warning(
             "a shared store without --handle-secret-env or --token-env: conversation handles "
@@ -164,50 +153,22 @@ def serve(
     def ready(where: str) -> None:
         print(f"skillshelf: serving {len(repo)} skills on {where}", file=sys.stderr, flush=True)
 
-    # From here on a stop signal is recorded, never raised into running code: the server stops
-    # at its next step, and the clean-up below always runs, whenever the signal came.
-    with ServerSignals() as signals:
-        # Workspaces live in a private temporary folder that goes when the server stops.
-        ws_base = Path(tempfile.mkdtemp(prefix="skillshelf-ws-")) if enable_exec else None
-        workspaces: WorkspaceManager | None = None
-        try:
-            if ws_base is not None:
-                workspaces = WorkspaceManager(
-                    ws_base, idle_ttl_s=workspace_ttl_s, max_live=max_workspaces
-                )
-            server = SkillServer(
-                repo,
-                settings=settings,
-                enable_exec=enable_exec,
-                executor=executor,
-                workspaces=workspaces,
-                exec_policy=exec_policy,
-                handle_secret=secret,
-            )
-            if signals.stopped_by is None:
-                anyio.run(
-                    functools.partial(
-                        run_server,
-                        server,
-                        transport=transport,  # type: ignore[arg-type]
-                        host=host,
-                        port=port,
-                        token=token,
-                        watch=watch,
-                        on_ready=ready,
-                        allowed_hosts=allow_hosts,
-                        signals=signals,
-                    )
-                )
-        finally:
-            store.close()
-            if settings.trace is not None:
-                settings.trace.close()
-            if workspaces is not None:
-                workspaces.close_all()
-            if ws_base is not None:
-                shutil.rmtree(ws_base, ignore_errors=True)
-    if signals.stopped_by is not None and transport == "stdio":
+    stopped_by = run_server(
+        repo,
+        settings=settings,
+        transport=transport,  # type: ignore[arg-type]
+        host=host,
+        port=port,
+        token=token,
+        handle_secret=secret,
+        enable_exec=enable_exec,
+        workspace_ttl_s=workspace_ttl_s,
+        max_workspaces=max_workspaces,
+        watch=watch,
+        allowed_hosts=allow_hosts,
+        on_ready=ready,
+    )
+    if stopped_by is not None and transport == "stdio":
         # The stdio transport's last read of stdin was abandoned in a worker thread that only
         # the client's next line would end; interpreter shutdown would wait for it.
         logging.shutdown()
