@@ -10,7 +10,7 @@ from skillshelf.errors import clip
 from skillshelf.skills.skill import Skill
 from skillshelf.tools._view import Names, SkillView
 
-__all__ = ["LIST_CHARS", "LIST_PAGE", "list_skills", "search", "short"]
+__all__ = ["LIST_CHARS", "LIST_PAGE", "list_skills", "search"]
 
 _DESC_CHARS: Final = 200
 # skill_list answers a page at a time: at most LIST_PAGE skills and LIST_CHARS characters
@@ -36,9 +36,9 @@ def search(view: SkillView, query: str, limit: int) -> tuple[str, dict[str, Any]
     if not hits:
         text = f"No skill matches {query!r}. Call skill_list to see every skill."
         return text, {"results": []}
-    lines = [f"- {h.name}: {short(h.description)}" for h in hits]
+    lines = [f"- {h.name}: {_short(h.description)}" for h in hits]
     lines.append("\nTo use one, call skill_load with its name.")
-    data = [{"name": h.name, "description": short(h.description)} for h in hits]
+    data = [{"name": h.name, "description": _short(h.description)} for h in hits]
     return "\n".join(lines), {"results": data}
 
 
@@ -91,7 +91,7 @@ def _listing_within(
             extras = [f"v{skill.version}"] if skill.version else []
             extras += [f"tags: {', '.join(skill.tags)}"] if skill.tags else []
             suffix = f" ({'; '.join(extras)})" if extras else ""
-            line = f"- {skill.name}{suffix}: {short(skill.description)}"
+            line = f"- {skill.name}{suffix}: {_short(skill.description)}"
         command = len(skill.name) + 2 if skill.manifest.user_invocable else 0
         if rows and used + len(line) + 1 + command > budget:
             break
@@ -103,7 +103,7 @@ def _listing_within(
                 "name": skill.name,
                 "version": skill.version,
                 "tags": list(skill.tags),
-                "description": short(skill.description),
+                "description": _short(skill.description),
                 "model_invocable": skill.model_invocable,
             }
         )
@@ -132,7 +132,7 @@ def _listing_within(
     return "\n".join(lines), data
 
 
-def short(text: str) -> str:
+def _short(text: str) -> str:
     """``text`` on one line, cut to a catalog description's length."""
     text = " ".join(text.split())
     return text if len(text) <= _DESC_CHARS else text[: _DESC_CHARS - 1] + "…"

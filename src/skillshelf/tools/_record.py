@@ -25,11 +25,11 @@ from skillshelf.core.session import (
 )
 from skillshelf.stores import Doc, Entries, SessionStore, StoreError
 
-__all__ = ["WRONG_SHAPE", "Change", "SessionRecord"]
+__all__ = ["Change", "SessionRecord"]
 
 # The shapes a JSON document of the wrong form makes the session state's from_doc fail with
 # (OverflowError: int() of the Infinity that json.loads reads).
-WRONG_SHAPE: Final = (TypeError, ValueError, AttributeError, OverflowError)
+_WRONG_SHAPE: Final = (TypeError, ValueError, AttributeError, OverflowError)
 # A change of the session state: the index and the entries read → the entries to write.
 Change = Callable[[SessionIndex, Entries], dict[str, Doc | None]]
 
@@ -56,18 +56,18 @@ class SessionRecord:
         self._no_legacy = False  # no skillshelf 0.1 state document to migrate (once seen)
 
     def state(self) -> SessionState:
-        """The current state of this session and agent.
+        """The whole state, read from the store.
 
         Raises:
             StoreError: The store failed, or holds entries that are not a session state.
         """
-        entries = self.entries(None)
+        entries = self._entries(None)
         try:
             return SessionState.from_entries(entries)
-        except WRONG_SHAPE as exc:
-            raise self.not_a_state(exc) from exc
+        except _WRONG_SHAPE as exc:
+            raise self._not_a_state(exc) from exc
 
-    def entries(self, names: Sequence[str] | None) -> Entries:
+    def _entries(self, names: Sequence[str] | None) -> Entries:
         """The index and the named entries of this session's state (all with None)."""
         wanted = None if names is None else [INDEX_ENTRY, *names]
         entries = self.store.get_entries(self.session_id, self.agent, wanted)
@@ -85,8 +85,8 @@ class SessionRecord:
                 raise _Unmigrated  # nothing written: look for a 0.1 document first
             try:
                 return fn(SessionIndex.from_doc(entries.get(INDEX_ENTRY)), entries)
-            except WRONG_SHAPE as exc:
-                raise self.not_a_state(exc) from exc
+            except _WRONG_SHAPE as exc:
+                raise self._not_a_state(exc) from exc
 
         migrated = self._no_legacy
         names = [INDEX_ENTRY, *names]
@@ -112,8 +112,8 @@ class SessionRecord:
             return False
         try:
             entries = SessionState.from_doc(legacy).to_entries()
-        except WRONG_SHAPE as exc:
-            raise self.not_a_state(exc) from exc
+        except _WRONG_SHAPE as exc:
+            raise self._not_a_state(exc) from exc
         self.store.update_entries(
             self.session_id,
             self.agent,
@@ -131,16 +131,16 @@ class SessionRecord:
             StoreError: As :meth:`state`.
         """
         key = skill_entry(name)
-        entries = self.entries([key])
+        entries = self._entries([key])
         try:
             entry = entries.get(key)
             if entry is None or not SessionIndex.holds(entries.get(INDEX_ENTRY), name):
                 return None
             return LoadedSkill.from_doc(name, entry)
-        except WRONG_SHAPE as exc:
-            raise self.not_a_state(exc) from exc
+        except _WRONG_SHAPE as exc:
+            raise self._not_a_state(exc) from exc
 
-    def not_a_state(self, exc: Exception) -> StoreError:
+    def _not_a_state(self, exc: Exception) -> StoreError:
         return StoreError(
             f"The {self.store_kind()} session state of session {self.session_id!r}, "
             f"agent {self.agent!r} is not a session state: {exc}"
@@ -151,16 +151,15 @@ class SessionRecord:
         return _STORE_KINDS.get(name, name)
 
     def begin_turn(self) -> None:
-        """The user sent a new message: ``turn`` and ``once`` loads end."""
+        """End the ``turn`` and ``once`` loads (the user sent a new message)."""
         self.change([], lambda index, _e: _ended(*index.begin_turn()))
 
     def after_request(self) -> None:
-        """A model request was sent: ``once`` loads already delivered end."""
+        """End the ``once`` loads already delivered (a model request was sent)."""
         self.change([], lambda index, _e: _ended(*index.after_request()))
 
     def unload(self, name: str) -> bool:
-        """Forget the load of skill ``name`` (whatever its visibility); returns whether it
-        was loaded."""
+        """Drop the slot and the entry of ``name``; returns whether there was one."""
         was_loaded = [False]
 
         def drop(index: SessionIndex, _entries: Entries) -> dict[str, Doc | None]:
@@ -173,8 +172,7 @@ class SessionRecord:
         return was_loaded[0]
 
     def tie_call_id(self, name: str, call_id: str) -> None:
-        """Tie the load of ``name`` to the tool result that carries it (a load declared by
-        the caller or the user has no call id of the model's)."""
+        """Set the call id of the load of ``name``, if it is loaded."""
         self.change_loaded(name, lambda i, s: (i, dataclasses.replace(s, call_id=call_id)))
 
     def change_loaded(
@@ -197,9 +195,7 @@ class SessionRecord:
         return loaded[0]
 
     def record_failure(self, signature: str) -> int:
-        """Count one more failure of the call ``signature`` (:meth:`signature`, or
-        :func:`~skillshelf.tools.failure_signature` for other tools) in this session;
-        returns its count. The one counter of the skill tools and the agent's."""
+        """Add one to the failure count of the call ``signature``; returns the new count."""
         counted = [1]
 
         def count(_index: SessionIndex, entries: Entries) -> dict[str, Doc | None]:
@@ -212,7 +208,7 @@ class SessionRecord:
         return counted[0]
 
     def unload_all(self) -> None:
-        """Forget every load of this session and agent."""
+        """Drop the skill state: the index, every skill's entry and the failure counts."""
         # Only the skill state: other entries of the record (the history, activations) stay.
         held = [
             n
