@@ -67,7 +67,7 @@ from bench import mcp as mcp_bench  # noqa: E402
 from skillshelf.exec.runner import RunOutput, RunSpec  # noqa: E402
 from skillshelf.repository import Repository  # noqa: E402
 from skillshelf.stores import open_store  # noqa: E402
-from skillshelf.tools.skill_tools import SkillTools  # noqa: E402
+from skillshelf.tools import SkillTools  # noqa: E402
 
 GUIDE = "references/guide.md"
 LABELLED = ROOT / "bench" / "data" / "search_queries.jsonl"

@@ -37,7 +37,7 @@ sys.path.insert(0, str(ROOT / "src"))
 
 from skillshelf.repository import Repository  # noqa: E402
 from skillshelf.stores import SessionStore, open_store  # noqa: E402
-from skillshelf.tools.skill_tools import SkillTools  # noqa: E402
+from skillshelf.tools import SkillTools  # noqa: E402
 
 EXAMPLES = ROOT / "examples" / "skills"
 

@@ -43,7 +43,7 @@ LIBRARY_ERRORS = [
     "skillshelf.stores.StoreError",
     "skillshelf.stores.StoreConflictError",
     "skillshelf.exec.runner.SandboxUnavailableError",
-    "skillshelf.tools.skill_tools.DeclaredLoadError",
+    "skillshelf.tools.DeclaredLoadError",
     "skillshelf.models.ModelError",
     "skillshelf.models.ModelAuthError",
     "skillshelf.models.TransientModelError",
@@ -61,14 +61,15 @@ LIBRARY_ERRORS = [
 ]
 
 
-# Exceptions that never leave the module defining them, so no caller can catch one.
+# Exceptions that never leave the module (or the private modules of the package) defining
+# them, so no caller can catch one.
 PRIVATE_EXCEPTIONS = {
-    "skillshelf.tools.skill_tools._Unmigrated": (
+    "skillshelf.tools._record._Unmigrated": (
         "control flow of one session-store update, caught in the same function"
     ),
-    "skillshelf.tools.skill_tools._UnknownSkill": (
-        "a ToolRetry the skill tools raise and grade as unknown_skill themselves; callers see "
-        "only the graded tool result"
+    "skillshelf.tools._view._UnknownSkill": (
+        "a ToolRetry the skill tools raise (tools._view) and grade as unknown_skill themselves "
+        "(tools._skill_tools); callers see only the graded tool result"
     ),
     "skillshelf.reports.tokens._Unavailable": (
         "a token-counting backend that cannot run offline; get_counter catches it and falls "

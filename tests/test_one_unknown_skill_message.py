@@ -15,8 +15,7 @@ from skillshelf.evals.cases import CasesError, EvalCase, check_cases
 from skillshelf.repository import Repository
 from skillshelf.stores import open_store
 from skillshelf.testing import make_skill
-from skillshelf.tools import spec
-from skillshelf.tools.skill_tools import SkillTools
+from skillshelf.tools import ArgumentProblem, SkillTools, parse_arguments
 
 ASKED = "alpah"
 EXPECTED = unknown_skill_message(ASKED, ["alpha"])
@@ -41,8 +40,8 @@ def _repository(root: Path) -> str:
 
 
 def _tool_arguments(root: Path) -> str:
-    problem = spec.parse_arguments("skill_load", {"skill": ASKED}, skill_names=["alpha"])
-    assert isinstance(problem, spec.ArgumentProblem)
+    problem = parse_arguments("skill_load", {"skill": ASKED}, skill_names=["alpha"])
+    assert isinstance(problem, ArgumentProblem)
     return problem.message
 
 

@@ -83,10 +83,10 @@ _LAZY: Final = {
     "render_catalog": "skillshelf.core.catalog",
     "Lockfile": "skillshelf.trust.lockfile",
     "ScanPolicy": "skillshelf.trust.scanner",
-    "SkillTools": "skillshelf.tools.skill_tools",
-    "ToolResult": "skillshelf.tools.skill_tools",
-    "Tool": "skillshelf.tools.user_tools",
-    "Activation": "skillshelf.tools.user_tools",
+    "SkillTools": "skillshelf.tools",
+    "ToolResult": "skillshelf.tools",
+    "Tool": "skillshelf.tools",
+    "Activation": "skillshelf.tools",
     "WorkspaceManager": "skillshelf.exec.workspace",
     "ExecPolicy": "skillshelf.exec.workspace",
     "Agent": "skillshelf.agent.loop",
@@ -151,8 +151,7 @@ if TYPE_CHECKING:
     from skillshelf.skills.skill import Skill, parse_skill_md
     from skillshelf.skills.validate import validate_path
     from skillshelf.stores import StoreError, open_store
-    from skillshelf.tools.skill_tools import SkillTools, ToolResult
-    from skillshelf.tools.user_tools import Activation, Tool
+    from skillshelf.tools import Activation, SkillTools, Tool, ToolResult
     from skillshelf.trust.lockfile import Lockfile
     from skillshelf.trust.scanner import ScanPolicy
 

@@ -20,7 +20,7 @@ the files, the environment or a provider is wrong; a caller may catch these and 
     │   └── stores.StoreConflictError         an update kept colliding with other writers
     ├── exec.runner.SandboxUnavailableError   no sandbox can run commands here
     ├── exec.workspace.StagingRefused         a skill differs from its pin or is too big to stage
-    ├── tools.skill_tools.DeclaredLoadError   a declared load names an unknown skill or doc
+    ├── tools.DeclaredLoadError               a declared load names an unknown skill or doc
     ├── models.ModelError                     the model provider failed
     │   ├── models.ModelAuthError             the provider rejected the credentials
     │   └── models.TransientModelError        worth retrying (HTTP 5xx/429, connection)
@@ -47,7 +47,7 @@ It is not a :class:`SkillshelfError`. Bad *user* input (a store URL, a model spe
 
 **3. Signals meant for the model** — :class:`ToolRetry` and :class:`ToolFailed` (both
 :class:`ToolError`). Raised inside a model-facing tool — the skill tools, the workspace's policy
-and your own :class:`~skillshelf.tools.user_tools.Tool` functions — and turned into a graded tool
+and your own :class:`~skillshelf.tools.Tool` functions — and turned into a graded tool
 result, never a crash: ``ToolRetry`` is *recoverable* (the model may fix its arguments and try
 again), ``ToolFailed`` is *fatal* (stop retrying; tell the user).
 """

@@ -16,7 +16,7 @@ from adversarial._exec_faces import bwrap, cli_exec, local, skill_root
 from skillshelf.exec.runner import BwrapExecutor, Executor
 from skillshelf.exec.workspace import Workspace, WorkspaceManager, execute, shell_command
 from skillshelf.repository import Repository
-from skillshelf.tools.skill_tools import SkillTools
+from skillshelf.tools import SkillTools
 
 __all__ = ["bwrap", "local"]
 

@@ -18,7 +18,7 @@ import pytest
 from adversarial._exec_faces import bwrap, cli_exec, local, skill_root
 from skillshelf.exec.workspace import WorkspaceManager, escape_name
 from skillshelf.repository import Repository
-from skillshelf.tools.skill_tools import SkillTools
+from skillshelf.tools import SkillTools
 
 __all__ = ["bwrap", "local"]
 

@@ -25,7 +25,7 @@ from skillshelf.exec.workspace import (
     shell_command,
 )
 from skillshelf.repository import Repository
-from skillshelf.tools.skill_tools import SkillTools
+from skillshelf.tools import SkillTools
 
 __all__ = ["bwrap"]
 

@@ -24,7 +24,7 @@ from skillshelf.skills.paths import read_skill_file
 from skillshelf.skills.validate import validate_path
 from skillshelf.skills.walk import digest_skill
 from skillshelf.testing import make_skill
-from skillshelf.tools.skill_tools import SkillTools
+from skillshelf.tools import SkillTools
 from skillshelf.trust.scanner import scan_skill
 
 IS_ROOT = hasattr(os, "geteuid") and os.geteuid() == 0

@@ -22,8 +22,7 @@ from adversarial.conftest import FUZZ_PROFILE
 from skillshelf.errors import UsageError
 from skillshelf.repository import Repository
 from skillshelf.stores.memory import MemoryStore
-from skillshelf.tools.skill_tools import SkillTools, ToolResult
-from skillshelf.tools.spec import ALL_TOOLS
+from skillshelf.tools import ALL_TOOLS, SkillTools, ToolResult
 
 FUZZ = settings.get_profile(FUZZ_PROFILE)
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "skills"

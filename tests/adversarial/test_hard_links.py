@@ -20,7 +20,7 @@ from reads_helpers import cli
 from skillshelf.repository import Repository
 from skillshelf.skills.paths import read_skill_file
 from skillshelf.testing import make_skill
-from skillshelf.tools.skill_tools import SkillTools
+from skillshelf.tools import SkillTools
 from skillshelf.trust.scanner import ScanPolicy
 from trust_helpers import make_tar, skill_md, tar_file, tar_special
 

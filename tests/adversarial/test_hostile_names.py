@@ -26,7 +26,7 @@ from mcpserver.helpers import all_skills, serve_command, server_env, stdio_param
 from skillshelf.core.frontmatter import parse_frontmatter
 from skillshelf.core.manifest import build_manifest
 from skillshelf.repository import Repository
-from skillshelf.tools.skill_tools import SkillTools
+from skillshelf.tools import SkillTools
 
 # (folder, YAML double-quoted name): refused as name.unsafe.
 UNSAFE_NAMES = [

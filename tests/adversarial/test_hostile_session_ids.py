@@ -18,7 +18,7 @@ from skillshelf.errors import UsageError
 from skillshelf.repository import Repository
 from skillshelf.stores import SessionStore
 from skillshelf.stores.redis import RedisStore
-from skillshelf.tools.skill_tools import SkillTools
+from skillshelf.tools import SkillTools
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "skills"
 

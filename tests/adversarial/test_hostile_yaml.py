@@ -31,7 +31,7 @@ from skillshelf.core import yaml_loader
 from skillshelf.core.frontmatter import FrontmatterError, parse_frontmatter
 from skillshelf.core.yaml_loader import MAX_YAML_DEPTH, MAX_YAML_EXPANDED_CHARS, MAX_YAML_NODES
 from skillshelf.repository import Repository
-from skillshelf.tools.skill_tools import SkillTools
+from skillshelf.tools import SkillTools
 
 
 def _hostile_root(tmp_path: Path, cases: list[tuple[str, str]]) -> Path:

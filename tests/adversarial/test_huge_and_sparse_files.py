@@ -19,7 +19,7 @@ from skillshelf.repository import Repository
 from skillshelf.skills.paths import read_skill_file
 from skillshelf.skills.walk import MAX_FILE_BYTES, digest_skill, walk_skill
 from skillshelf.testing import make_skill
-from skillshelf.tools.skill_tools import SkillTools
+from skillshelf.tools import SkillTools
 from skillshelf.trust.scanner import scan_skill
 
 HUGE = 5 * 10**9

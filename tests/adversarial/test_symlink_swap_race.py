@@ -23,7 +23,7 @@ from skillshelf.repository import Repository
 from skillshelf.skills.paths import read_skill_file
 from skillshelf.skills.walk import digest_skill
 from skillshelf.testing import make_skill
-from skillshelf.tools.skill_tools import SkillTools
+from skillshelf.tools import SkillTools
 
 SECRET = "TOP-SECRET-0xC0FFEE"
 READS = 5_000

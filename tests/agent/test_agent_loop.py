@@ -26,7 +26,7 @@ from skillshelf.models import ModelRequest
 from skillshelf.repository import Repository
 from skillshelf.stores import open_store
 from skillshelf.testing import ScriptedModel, make_skill, reply
-from skillshelf.tools.user_tools import Activation, Tool
+from skillshelf.tools import Activation, Tool
 
 
 @pytest.fixture
@@ -399,7 +399,7 @@ def test_sub_agent_has_its_own_state_and_no_inherited_declared_loads(repo: Repos
 
 
 def test_declared_unknown_skill_fails_before_any_request(repo: Repository) -> None:
-    from skillshelf.tools.skill_tools import DeclaredLoadError
+    from skillshelf.tools import DeclaredLoadError
 
     model = ScriptedModel(["ok"])
     with pytest.raises(DeclaredLoadError):

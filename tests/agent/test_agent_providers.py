@@ -21,7 +21,7 @@ from skillshelf.models.anthropic_messages import AnthropicModel
 from skillshelf.models.openai_chat import OpenAIChatModel
 from skillshelf.repository import Repository
 from skillshelf.testing import reply
-from skillshelf.tools.user_tools import Activation, Tool
+from skillshelf.tools import Activation, Tool
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "skills"
 StartServer = Callable[[Script], FakeServer]

@@ -37,7 +37,7 @@ from skillshelf.stores import SessionStore
 from skillshelf.stores.memory import MemoryStore
 from skillshelf.stores.sqlite import SQLiteStore
 from skillshelf.testing import ScriptedModel, reply
-from skillshelf.tools.skill_tools import SkillTools
+from skillshelf.tools import SkillTools
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "stores"))
 from redis_servers import free_port, redis_server_binary, running_redis

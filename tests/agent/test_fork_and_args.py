@@ -18,7 +18,7 @@ from skillshelf.harness import CLAUDE_CODE_GUIDANCE, SkillSettings, Trace
 from skillshelf.models import ModelRequest, ModelResponse
 from skillshelf.repository import Repository
 from skillshelf.testing import ScriptedModel, make_skill, reply
-from skillshelf.tools.skill_tools import SkillTools
+from skillshelf.tools import SkillTools
 
 RESEARCH = "Research $ARGUMENTS thoroughly. First topic word: $0.\n"
 

@@ -19,7 +19,7 @@ from skillshelf.repository import Repository
 from skillshelf.skills.content import render_load
 from skillshelf.stores.memory import MemoryStore
 from skillshelf.testing import make_skill
-from skillshelf.tools.skill_tools import SkillTools
+from skillshelf.tools import SkillTools
 
 Message = dict[str, Any]
 SYSTEM: Message = {

@@ -18,7 +18,7 @@ from skillshelf.errors import ToolRetry
 from skillshelf.repository import Repository
 from skillshelf.stores import open_store
 from skillshelf.testing import ScriptedModel, make_skill, reply
-from skillshelf.tools.user_tools import Tool
+from skillshelf.tools import Tool
 
 
 @pytest.fixture

@@ -20,7 +20,7 @@ from skillshelf.harness import Trace
 from skillshelf.reports.tracereport import read_trace, summarize_trace
 from skillshelf.repository import Repository
 from skillshelf.testing import ScriptedModel, make_skill, reply
-from skillshelf.tools.user_tools import Tool
+from skillshelf.tools import Tool
 
 KINDS = [
     "missing",

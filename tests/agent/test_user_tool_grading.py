@@ -18,7 +18,7 @@ from skillshelf.core.session import FATAL_REPEAT_MESSAGE
 from skillshelf.errors import ToolRetry, UsageError
 from skillshelf.repository import Repository
 from skillshelf.testing import ScriptedModel, make_skill, reply
-from skillshelf.tools.user_tools import Tool
+from skillshelf.tools import Tool
 
 
 @pytest.fixture

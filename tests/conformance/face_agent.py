@@ -11,7 +11,7 @@ from skillshelf.agent.conversation import Conversation
 from skillshelf.agent.loop import Agent
 from skillshelf.models import ModelRequest, ModelResponse
 from skillshelf.testing import ScriptedModel, reply
-from skillshelf.tools.user_tools import Activation, Tool
+from skillshelf.tools import Activation, Tool
 
 
 def _reply(step: Call | str) -> ModelResponse:

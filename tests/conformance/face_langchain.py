@@ -24,7 +24,7 @@ from conformance.faces import Env
 from conformance.record import Grading, Record, Request, Result, TurnRecord, dumped
 from conformance.scenarios import Call, Scenario
 from skillshelf.integrations.langchain import SkillsMiddleware
-from skillshelf.tools.user_tools import Activation, Tool
+from skillshelf.tools import Activation, Tool
 
 
 class _ScriptedChat(BaseChatModel):

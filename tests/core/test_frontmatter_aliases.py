@@ -15,7 +15,7 @@ from skillshelf.core.manifest import Manifest, build_manifest
 from skillshelf.lint import lint_repository
 from skillshelf.repository import Repository
 from skillshelf.testing import ScriptedModel, reply
-from skillshelf.tools.user_tools import Tool
+from skillshelf.tools import Tool
 
 # As in community collections that target several agents at once.
 MULTI_AGENT = """\

@@ -22,7 +22,7 @@ from skillshelf.stores import Doc, EntriesUpdater, SessionStore
 from skillshelf.stores.memory import MemoryStore
 from skillshelf.stores.sqlite import SQLiteStore
 from skillshelf.testing import make_skill
-from skillshelf.tools.skill_tools import SkillTools, ToolResult
+from skillshelf.tools import SkillTools, ToolResult
 
 NAMES = ["alpha", "beta", "gamma", "delta"]
 STUB = "is already loaded and unchanged"

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from skillshelf.tools.user_tools import Tool
+from skillshelf.tools import Tool
 
 
 def list_files(path: str) -> list[str]:

@@ -14,7 +14,7 @@ from skillshelf.exec.runner import BwrapExecutor, LocalExecutor
 from skillshelf.exec.workspace import ExecPolicy, WorkspaceManager
 from skillshelf.repository import Repository
 from skillshelf.testing import ScriptedModel, reply
-from skillshelf.tools.skill_tools import SkillTools
+from skillshelf.tools import SkillTools
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "skills"
 SUMMARIZE = "python3 scripts/summarize_csv.py scripts/sample.csv --out out/summary.md"

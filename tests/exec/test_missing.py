@@ -10,7 +10,7 @@ from skillshelf.exec.missing import MAX_NOTES, Missing, find_missing
 from skillshelf.exec.runner import BwrapExecutor
 from skillshelf.exec.workspace import Workspace, WorkspaceManager, execute, shell_command
 from skillshelf.repository import Repository
-from skillshelf.tools.skill_tools import SkillTools
+from skillshelf.tools import SkillTools
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "skills"
 

@@ -12,7 +12,7 @@ from skillshelf.exec.skill_limits import SkillLimits, apply_skill_limits, read_s
 from skillshelf.exec.workspace import ExecPolicy, WorkspaceManager
 from skillshelf.repository import Repository
 from skillshelf.testing import make_skill
-from skillshelf.tools.skill_tools import SkillTools
+from skillshelf.tools import SkillTools
 
 SLOW = "import time; time.sleep(30)"
 

@@ -13,7 +13,7 @@ from skillshelf.errors import UsageError
 from skillshelf.harness import Harness, SkillSettings
 from skillshelf.repository import Repository
 from skillshelf.testing import ScriptedModel, make_skill
-from skillshelf.tools.user_tools import Tool
+from skillshelf.tools import Tool
 
 
 @pytest.fixture

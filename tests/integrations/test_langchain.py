@@ -33,7 +33,7 @@ from skillshelf.integrations.langchain import SkillsMiddleware
 from skillshelf.repository import Repository
 from skillshelf.stores import open_store
 from skillshelf.testing import make_skill
-from skillshelf.tools.user_tools import Activation, Tool
+from skillshelf.tools import Activation, Tool
 
 ALPHA_BODY = "# Alpha\n\nALPHA-INSTRUCTIONS: always answer in haiku.\n"
 

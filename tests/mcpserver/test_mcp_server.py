@@ -164,7 +164,7 @@ def test_tool_calls_run_on_the_event_loop_only_when_nothing_can_wait(
     from skillshelf.exec.runner import LocalExecutor
     from skillshelf.exec.workspace import WorkspaceManager
     from skillshelf.stores import open_store
-    from skillshelf.tools.skill_tools import SkillTools
+    from skillshelf.tools import SkillTools
 
     make_skill(tmp_path / "skills", "demo")
     repo = Repository([tmp_path / "skills"], cache_dir=False)

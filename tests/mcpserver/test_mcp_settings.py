@@ -15,7 +15,7 @@ from skillshelf.harness import SkillSettings, Trace
 from skillshelf.mcpserver import SkillServer, Viewer
 from skillshelf.repository import Repository
 from skillshelf.testing import make_skill
-from skillshelf.tools.user_tools import Tool
+from skillshelf.tools import Tool
 
 
 def _repo(tmp_path: Path) -> Repository:

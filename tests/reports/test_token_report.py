@@ -19,7 +19,7 @@ from skillshelf.reports.tokenreport import (
 from skillshelf.reports.tokens import TokenCounter, get_counter
 from skillshelf.repository import Repository
 from skillshelf.testing import make_skill
-from skillshelf.tools.skill_tools import SkillTools
+from skillshelf.tools import SkillTools
 
 PNG = b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR" + bytes(64)
 

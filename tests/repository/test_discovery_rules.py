@@ -15,7 +15,7 @@ from click.testing import CliRunner
 from skillshelf.cli.app import main
 from skillshelf.repository import Repository
 from skillshelf.testing import make_skill
-from skillshelf.tools.skill_tools import SkillTools
+from skillshelf.tools import SkillTools
 
 
 def _open(root: Path, **kwargs: object) -> Repository:

@@ -243,7 +243,7 @@ def test_every_face_offers_exactly_the_skills_validate_passes(
     cases_root: tuple[Path, dict[str, tuple[bool, bool]]],
 ) -> None:
     from skillshelf.mcpserver import SkillServer, Viewer
-    from skillshelf.tools.skill_tools import SkillTools
+    from skillshelf.tools import SkillTools
 
     root, _ = cases_root
     valid = {r.name for r in validate_path(root, include_hidden=True) if r.valid}

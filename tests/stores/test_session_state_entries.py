@@ -15,7 +15,7 @@ from skillshelf.repository import Repository
 from skillshelf.stores import Doc, Entries, EntriesUpdater, SessionStore
 from skillshelf.stores.memory import MemoryStore
 from skillshelf.testing import make_skill
-from skillshelf.tools.skill_tools import FATAL_STORE_MESSAGE, SkillTools
+from skillshelf.tools import FATAL_STORE_MESSAGE, SkillTools
 
 StoreFactory = Callable[[], SessionStore]
 
@@ -180,7 +180,7 @@ def test_a_corrupt_0_1_document_is_a_fatal_store_failure_not_a_crash(
     tools = SkillTools(repo, store=store, session_id="s")
     result = tools.call("skill_load", {"skill": NAMES[0]})
     assert result.status == "fatal"
-    assert result.content == FATAL_STORE_MESSAGE.format(kind=tools._store_kind())
+    assert result.content == FATAL_STORE_MESSAGE.format(kind=tools._record.store_kind())
     store.update("s", "main", lambda _d: None)
     assert tools.call("skill_load", {"skill": NAMES[0]}).status == "ok"
 

@@ -11,7 +11,7 @@ import pytest
 from skillshelf.repository import Repository
 from skillshelf.stores import SessionStore
 from skillshelf.testing import make_skill
-from skillshelf.tools.skill_tools import SkillTools
+from skillshelf.tools import SkillTools
 
 StoreFactory = Callable[[], SessionStore]
 

@@ -16,8 +16,7 @@ from skillshelf.repository import Repository
 from skillshelf.stores.redis import RedisStore
 from skillshelf.stores.sqlite import SQLiteStore
 from skillshelf.testing import ScriptedModel, make_skill, reply
-from skillshelf.tools.skill_tools import FATAL_STORE_MESSAGE, SkillTools
-from skillshelf.tools.user_tools import Tool
+from skillshelf.tools import FATAL_STORE_MESSAGE, SkillTools, Tool
 
 
 @pytest.fixture

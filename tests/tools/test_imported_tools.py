@@ -6,8 +6,7 @@ import anyio
 import pytest
 
 from skillshelf.errors import UsageError
-from skillshelf.tools.imported import import_tools, stub_tool
-from skillshelf.tools.spec import ArgumentProblem, ParsedModelArgs
+from skillshelf.tools import ArgumentProblem, ParsedModelArgs, import_tools, stub_tool
 
 
 def test_a_function_becomes_a_tool_with_its_signature_as_schema() -> None:

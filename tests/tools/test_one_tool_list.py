@@ -1,4 +1,4 @@
-"""The model-facing tool names are listed once, in tools/spec.py, and every face offers them."""
+"""The model-facing tool names are listed once, in tools/_spec.py, and every face offers them."""
 
 from __future__ import annotations
 
@@ -9,8 +9,7 @@ import pytest
 
 from skillshelf.repository import Repository
 from skillshelf.testing import make_skill
-from skillshelf.tools.skill_tools import SkillTools
-from skillshelf.tools.spec import ALL_TOOLS, SKILL_TOOLS
+from skillshelf.tools import ALL_TOOLS, SKILL_TOOLS, SkillTools
 
 SRC = Path(__file__).resolve().parents[2] / "src" / "skillshelf"
 # A literal naming a few tools is a script or a filter (``("skill_load", "skill_read_file")``);
@@ -35,7 +34,7 @@ def test_no_module_but_spec_spells_out_the_tool_names() -> None:
     offenders = {
         str(path.relative_to(SRC)): lines
         for path in sorted(SRC.rglob("*.py"))
-        if path.name != "spec.py" and (lines := _tool_name_collections(path))
+        if path.name != "_spec.py" and (lines := _tool_name_collections(path))
     }
     assert offenders == {}
 

@@ -21,16 +21,16 @@ from skillshelf.repository import Repository
 from skillshelf.skills.skill import Skill
 from skillshelf.stores.memory import MemoryStore
 from skillshelf.testing import make_skill
-from skillshelf.tools.skill_tools import (
+from skillshelf.tools import (
     FATAL_INTERNAL_MESSAGE,
     LIST_CHARS,
     LIST_PAGE,
+    SKILL_TOOLS,
     DeclaredLoadError,
     SchemaFormat,
     SkillTools,
     ToolResult,
 )
-from skillshelf.tools.spec import SKILL_TOOLS
 
 # A PNG header: binary by name and by content.
 PNG = b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR" + bytes(64)
@@ -527,7 +527,7 @@ def test_an_internal_failure_is_fatal_logged_with_its_traceback_and_never_raises
     def broken(*_args: object, **_kwargs: object) -> str:
         raise RuntimeError("renderer exploded")
 
-    monkeypatch.setattr("skillshelf.tools.skill_tools.render_load", broken)
+    monkeypatch.setattr("skillshelf.tools._load.render_load", broken)
     with caplog.at_level(logging.ERROR, logger="skillshelf.tools"):
         result = tools.call("skill_load", {"skill": "gamma"})
     assert result.status == "fatal"

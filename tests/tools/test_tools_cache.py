@@ -20,7 +20,7 @@ import pytest
 from skillshelf.repository import Changes, Repository
 from skillshelf.skills.skill import Skill
 from skillshelf.testing import age_tree, make_skill
-from skillshelf.tools.skill_tools import SkillTools
+from skillshelf.tools import SkillTools
 
 EVENT_WAIT_S = 5.0
 

@@ -12,8 +12,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from pydantic import BaseModel, Field, StringConstraints
 
+from skillshelf.core.tooldef import ToolDef, to_anthropic, to_mcp, to_openai
 from skillshelf.errors import UsageError
-from skillshelf.tools.spec import (
+from skillshelf.tools import (
     ALL_TOOLS,
     SKILL_TOOLS,
     ArgumentProblem,
@@ -21,14 +22,10 @@ from skillshelf.tools.spec import (
     SkillLoadArgs,
     SkillSearchArgs,
     SkillSelectDocsArgs,
-    ToolDef,
     WorkspaceExecArgs,
     failure_signature,
     parse_arguments,
     parse_model_arguments,
-    to_anthropic,
-    to_mcp,
-    to_openai,
     tool_definitions,
 )
 

@@ -12,8 +12,15 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from skillshelf.tools import spec
-from skillshelf.tools.spec import ALL_TOOLS, ArgumentProblem, ParsedArgs, parse_arguments
+from skillshelf.tools import (
+    ALL_TOOLS,
+    ArgumentProblem,
+    ParsedArgs,
+    _parse,
+    _repair,
+    _spec,
+    parse_arguments,
+)
 
 NAMES = frozenset({"pdf", "docx", "pdf-tools", "my_skill", "/odd", "Ünï"})
 
@@ -86,7 +93,7 @@ def _slow(
     monkeypatch: pytest.MonkeyPatch, tool: str, raw: Any, names: frozenset[str] | None
 ) -> ParsedArgs | ArgumentProblem:
     with monkeypatch.context() as m:
-        m.setattr(spec, "_as_sent", lambda *_a: None)
+        m.setattr(_parse, "as_sent", lambda *_a: None)
         return parse_arguments(tool, raw, skill_names=names)
 
 
@@ -102,7 +109,7 @@ def _inputs(seed: int, count: int) -> Iterator[tuple[str, dict[str, Any]]]:
     rng = random.Random(seed)
     for _ in range(count):
         tool = rng.choice(ALL_TOOLS)
-        fields = spec._MODELS[tool].model_fields
+        fields = _spec.ARG_MODELS[tool].model_fields
         raw = {f: rng.choice(CANDIDATES[f]) for f in fields if rng.random() < 0.7}
         if rng.random() < 0.15:
             key = rng.choice(list(ODD_KEYS))
@@ -123,7 +130,7 @@ def test_fast_path_answers_as_the_forgiving_path_on_every_single_value(
 ) -> None:
     # Each candidate alone beside the required arguments sent well.
     for tool in ALL_TOOLS:
-        fields = spec._MODELS[tool].model_fields
+        fields = _spec.ARG_MODELS[tool].model_fields
         base = {f: CANDIDATES[f][0] for f, info in fields.items() if info.is_required()}
         for field in fields:
             for value in CANDIDATES[field]:
@@ -155,7 +162,7 @@ def test_fast_path_answers_as_the_forgiving_path_on_generated_inputs(
 ) -> None:
     with pytest.MonkeyPatch.context() as m:
         fast = parse_arguments(tool, raw, skill_names=NAMES)
-        m.setattr(spec, "_as_sent", lambda *_a: None)
+        m.setattr(_parse, "as_sent", lambda *_a: None)
         slow = parse_arguments(tool, raw, skill_names=NAMES)
     _same(fast, slow)
 
@@ -174,7 +181,7 @@ def test_fast_path_answers_as_the_forgiving_path_on_generated_inputs(
     ],
 )
 def test_well_formed_arguments_take_the_fast_path(tool: str, raw: dict[str, Any]) -> None:
-    assert spec._as_sent(spec._MODELS[tool], raw, NAMES) is not None
+    assert _repair.as_sent(_spec.ARG_MODELS[tool], raw, NAMES) is not None
     result = parse_arguments(tool, json.dumps(raw), skill_names=NAMES)
     assert isinstance(result, ParsedArgs)
     assert result.notes == result.ignored == ()
@@ -185,4 +192,4 @@ def test_well_formed_arguments_take_the_fast_path(tool: str, raw: dict[str, Any]
     [{"skill": "PDF"}, {"skill": " pdf"}, {"skill": "unknown"}, {"name": "pdf"}, {"skill": None}],
 )
 def test_slipped_arguments_leave_the_fast_path(raw: dict[str, Any]) -> None:
-    assert spec._as_sent(spec._MODELS["skill_load"], raw, NAMES) is None
+    assert _repair.as_sent(_spec.ARG_MODELS["skill_load"], raw, NAMES) is None

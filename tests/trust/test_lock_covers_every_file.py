@@ -20,7 +20,7 @@ from skillshelf.exec.workspace import StagingRefused, Workspace, WorkspaceManage
 from skillshelf.repository import Repository
 from skillshelf.skills import walk
 from skillshelf.testing import make_skill
-from skillshelf.tools.skill_tools import SkillTools
+from skillshelf.tools import SkillTools
 from skillshelf.trust.lockfile import Lockfile
 
 

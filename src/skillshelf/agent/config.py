@@ -36,7 +36,7 @@ from skillshelf.models import Model
 from skillshelf.repository import Repository
 from skillshelf.skills.skill import Skill
 from skillshelf.stores import SessionStore
-from skillshelf.tools.user_tools import Activation, Tool, check_names
+from skillshelf.tools import Activation, Tool, check_names
 
 if TYPE_CHECKING:
     from skillshelf.exec.runner import Executor

@@ -48,7 +48,7 @@ from skillshelf.harness import (
 )
 from skillshelf.models import ModelRequest, ModelResponse, TextSink, TransientModelError, Usage
 from skillshelf.skills.skill import Skill
-from skillshelf.tools.user_tools import result_text
+from skillshelf.tools import result_text
 
 if TYPE_CHECKING:
     from skillshelf.agent.config import AgentConfig

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 
 from skillshelf.agent.config import AgentConfig
 from skillshelf.skills.skill import Skill
-from skillshelf.tools.user_tools import Tool
+from skillshelf.tools import Tool
 
 __all__ = ["fork_config", "named_agent_tool"]
 

@@ -32,7 +32,7 @@ from skillshelf.agent.results import (
 from skillshelf.errors import UsageError
 from skillshelf.harness import Trace
 from skillshelf.models import TextSink
-from skillshelf.tools.user_tools import Tool
+from skillshelf.tools import Tool
 
 if TYPE_CHECKING:
     pass

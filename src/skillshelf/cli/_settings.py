@@ -181,7 +181,7 @@ def _visible(names: tuple[str, ...]) -> Callable[[Any], bool] | None:
 
 def _tools(specs: tuple[str, ...]) -> list[Any]:
     from skillshelf.errors import UsageError
-    from skillshelf.tools.imported import import_tools
+    from skillshelf.tools import import_tools
 
     # As uvicorn does for its app: MODULE may be a file in the working directory (an
     # installed ``skillshelf`` script does not put it on the path); eval cases' tools too.

@@ -324,7 +324,7 @@ def call(
     succeeded, 1 when it returned an error (recoverable or fatal).
     """
     from skillshelf.stores import open_store
-    from skillshelf.tools.skill_tools import SkillTools
+    from skillshelf.tools import SkillTools
 
     repo = repo_from(kwargs)
     store = open_store(store_url)
@@ -362,8 +362,7 @@ def call(
 @click.option("--with-exec", is_flag=True, help="Include workspace_exec.")
 def tools(fmt: str, with_exec: bool, **kwargs: Any) -> None:
     """Print the JSON Schemas of the skill tools (skill is an enum of the visible names)."""
-    from skillshelf.tools.skill_tools import SkillTools
-    from skillshelf.tools.spec import ALL_TOOLS, SKILL_TOOLS
+    from skillshelf.tools import ALL_TOOLS, SKILL_TOOLS, SkillTools
 
     repo = repo_from(kwargs)
     names = list(ALL_TOOLS if with_exec else SKILL_TOOLS)

@@ -419,7 +419,7 @@ class SessionState:
 def call_signature(tool: str, arguments: object) -> str:
     """The counter key of a tool and its arguments (a JSON string or a mapping, compared
     canonically). Callers pass the arguments as validation read them
-    (:func:`skillshelf.tools.spec.failure_signature`), so a respelt call is the same call."""
+    (:func:`skillshelf.tools.failure_signature`), so a respelt call is the same call."""
     try:
         if isinstance(arguments, str):
             arguments = json.loads(arguments or "{}")

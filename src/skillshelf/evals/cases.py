@@ -35,7 +35,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
 
 from skillshelf.core.search import closest_names
 from skillshelf.errors import FileAccessError, SkillshelfError, unknown_skill_message
-from skillshelf.tools.spec import ALL_TOOLS
+from skillshelf.tools import ALL_TOOLS
 
 __all__ = [
     "UNSCORED",
@@ -443,7 +443,7 @@ def check_cases(
 def _case_tool_names(case: EvalCase, where: str) -> tuple[set[str], list[CaseProblem]]:
     """The names of the tools a case offers; importing its specs finds the broken ones."""
     from skillshelf.errors import UsageError
-    from skillshelf.tools.imported import import_tools
+    from skillshelf.tools import import_tools
 
     names = set(case.tool_names)
     problems = []

@@ -34,7 +34,7 @@ if TYPE_CHECKING:
     from skillshelf.agent.results import RetryPolicy
     from skillshelf.evals.cases import EvalCase
     from skillshelf.repository import Repository
-    from skillshelf.tools.user_tools import Tool
+    from skillshelf.tools import Tool
 
 __all__ = [
     "DEFAULT_ABORT_AFTER",
@@ -327,7 +327,7 @@ def case_tools(case: EvalCase) -> list[Tool]:
         UsageError: A tool spec that cannot be imported.
     """
     from skillshelf.evals.cases import StubTool
-    from skillshelf.tools.imported import import_tools, stub_tool
+    from skillshelf.tools import import_tools, stub_tool
 
     tools: list[Tool] = []
     for spec in case.tools:

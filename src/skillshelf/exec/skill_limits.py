@@ -9,7 +9,7 @@ values)::
       skillshelf.cpu_s: "20"         # CPU seconds per process (RLIMIT_CPU)
 
 They apply when ``workspace_exec`` runs with that skill's ``skill`` argument (the command then
-runs in the skill's staged copy; :class:`~skillshelf.tools.skill_tools.SkillTools` applies
+runs in the skill's staged copy; :class:`~skillshelf.tools.SkillTools` applies
 them). The policy is the ceiling: a skill can lower a limit, never
 raise one above the policy's (``timeout_s`` may raise the *default* time limit up to the
 policy's ``max_timeout_s``). A value that is not a positive number is ignored, with a note.

@@ -8,6 +8,7 @@ import threading
 from collections import OrderedDict
 from typing import Any, Final
 
+from skillshelf.core.tooldef import ToolDef
 from skillshelf.harness._prompt import Prompt
 from skillshelf.harness._session import Fork, SkillSession
 from skillshelf.harness._settings import SkillSettings, tool_options
@@ -15,8 +16,7 @@ from skillshelf.harness._tool_style import styled_definitions
 from skillshelf.repository import Repository
 from skillshelf.skills.skill import Skill
 from skillshelf.stores import SessionStore, open_store
-from skillshelf.tools.skill_tools import SkillTools
-from skillshelf.tools.spec import ToolDef, tool_definitions
+from skillshelf.tools import SkillTools, tool_definitions
 
 __all__ = ["Harness", "HarnessFace"]
 

@@ -27,8 +27,7 @@ from skillshelf.core.render import (
 from skillshelf.core.session import LoadedSkill
 from skillshelf.harness._tool_style import LOAD_TOOL_NAMES
 from skillshelf.skills.content import gather_load, list_docs
-from skillshelf.tools import spec as toolspec
-from skillshelf.tools.skill_tools import SkillTools
+from skillshelf.tools import ArgumentProblem, SkillTools, parse_arguments
 
 __all__ = [
     "LOADED_CONTEXT_HEADER",
@@ -125,8 +124,8 @@ def _skill_load_calls(messages: Sequence[Message]) -> dict[str, str]:
             function = call.get("function") or {}
             if function.get("name") not in LOAD_TOOL_NAMES:
                 continue
-            parsed = toolspec.parse_arguments("skill_load", function.get("arguments") or "{}")
-            name = "?" if isinstance(parsed, toolspec.ArgumentProblem) else parsed.args.skill  # type: ignore[attr-defined]
+            parsed = parse_arguments("skill_load", function.get("arguments") or "{}")
+            name = "?" if isinstance(parsed, ArgumentProblem) else parsed.args.skill  # type: ignore[attr-defined]
             calls[str(call.get("id"))] = str(name)
     return calls
 

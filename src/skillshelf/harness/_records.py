@@ -32,7 +32,7 @@ class ToolRecord:
 
     ``tool`` is the name the call was run as (a slipped name such as ``Skill-Load`` is read as
     ``skill_load``); ``status`` is the graded status the model got; ``error_kind`` says why a
-    failed call failed (see :data:`~skillshelf.tools.skill_tools.ErrorKind`); ``repairs`` are
+    failed call failed (see :data:`~skillshelf.tools.ErrorKind`); ``repairs`` are
     the slips in the call that were forgiven. A command ``workspace_exec`` ran has its
     ``exit_code`` and ``timed_out`` (None and False for every other call); its graded status
     is ``ok`` however it ended, and :attr:`trace_status` says how it did. ``data`` is the

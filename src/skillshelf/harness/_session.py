@@ -21,9 +21,11 @@ from typing import Any, Final, Protocol
 
 import anyio
 
+from skillshelf.core.allowed_tools import call_allowed
 from skillshelf.core.search import closest_names
 from skillshelf.core.session import SessionState, grade_failure
 from skillshelf.core.slash import SlashCommand, SlashCommandError, expand, parse_commands
+from skillshelf.core.tooldef import ToolDef
 from skillshelf.errors import SkillshelfError, UsageError, clip
 from skillshelf.harness._activations import ActivationLog
 from skillshelf.harness._records import ToolContext, ToolRecord
@@ -34,21 +36,18 @@ from skillshelf.models import ToolCall
 from skillshelf.repository import Repository
 from skillshelf.skills.content import render_load
 from skillshelf.skills.skill import Skill
-from skillshelf.tools.skill_tools import SkillTools, ToolResult
-from skillshelf.tools.spec import (
+from skillshelf.tools import (
+    Activation,
     ArgumentProblem,
     ParsedArgs,
-    ToolDef,
+    SkillTools,
+    Tool,
+    ToolResult,
+    activated_tools,
     failure_signature,
+    inactive_tool_message,
     normalise_tool_name,
     parse_arguments,
-)
-from skillshelf.tools.user_tools import (
-    Activation,
-    Tool,
-    activated_tools,
-    call_allowed,
-    inactive_tool_message,
     run_tool,
     tool_set,
 )

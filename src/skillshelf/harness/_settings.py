@@ -21,7 +21,7 @@ from skillshelf.harness._records import DEFAULT_TOOL_RETRIES, DEFAULT_TOOL_TIMEO
 from skillshelf.harness._tool_style import TOOL_STYLES, ToolStyle
 from skillshelf.skills.skill import Skill
 from skillshelf.stores import SessionStore
-from skillshelf.tools.user_tools import Activation, Tool
+from skillshelf.tools import Activation, Tool
 
 if TYPE_CHECKING:
     from skillshelf.exec.runner import Executor
@@ -199,7 +199,7 @@ def _choice(name: str, value: object, allowed: tuple[object, ...]) -> None:
 
 
 def tool_options(settings: SkillSettings) -> dict[str, Any]:
-    """The options :class:`~skillshelf.tools.skill_tools.SkillTools` takes, from ``settings``."""
+    """The options :class:`~skillshelf.tools.SkillTools` takes, from ``settings``."""
     return {
         "store": settings.store,
         "agent": settings.agent,

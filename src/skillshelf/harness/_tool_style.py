@@ -17,8 +17,8 @@ from collections.abc import Sequence
 from dataclasses import replace
 from typing import Final, Literal, assert_never
 
+from skillshelf.core.tooldef import ToolDef
 from skillshelf.models import ToolCall
-from skillshelf.tools.spec import ToolDef
 
 __all__ = [
     "CLAUDE_CODE_GUIDANCE",

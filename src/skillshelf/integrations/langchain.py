@@ -12,7 +12,7 @@
   skillshelf store; without a thread id, a session id kept in the graph state;
 * answers tool calls whose arguments did not parse (``AIMessage.invalid_tool_calls``, which
   LangChain never runs) with skillshelf's graded result, and lets the model try again;
-* shows a skill's activated tools (:class:`~skillshelf.tools.user_tools.Activation`) only while
+* shows a skill's activated tools (:class:`~skillshelf.tools.Activation`) only while
   it is loaded, by filtering the tools of each model request;
 * places loaded content per load mode with :func:`~skillshelf.harness.materialize`
   (applied to the messages of each model request; the checkpointed history is not rewritten);
@@ -53,6 +53,7 @@ except ImportError as exc:
     ) from exc
 
 from skillshelf.core.session import grade_failure
+from skillshelf.core.tooldef import to_openai
 from skillshelf.harness import (
     LOAD_TOOL_NAMES,
     Harness,
@@ -68,9 +69,10 @@ from skillshelf.harness import (
 )
 from skillshelf.models import ToolCall
 from skillshelf.repository import Repository
-from skillshelf.tools.skill_tools import SkillTools
-from skillshelf.tools.spec import ALL_TOOLS, ArgumentProblem, to_openai
-from skillshelf.tools.user_tools import (
+from skillshelf.tools import (
+    ALL_TOOLS,
+    ArgumentProblem,
+    SkillTools,
     Tool,
     activated_tools,
     check_names,

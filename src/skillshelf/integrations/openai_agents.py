@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING, Any, Final, Unpack
 
 import anyio
 
+from skillshelf.core.tooldef import to_openai
 from skillshelf.errors import MissingExtraError, UsageError
 from skillshelf.harness import (
     Harness,
@@ -41,9 +42,7 @@ from skillshelf.harness import (
 from skillshelf.models import ToolCall
 from skillshelf.repository import Repository
 from skillshelf.skills.skill import Skill
-from skillshelf.tools.skill_tools import SkillTools
-from skillshelf.tools.spec import to_openai
-from skillshelf.tools.user_tools import Activation, Tool
+from skillshelf.tools import Activation, SkillTools, Tool
 
 if TYPE_CHECKING:
     from agents import AgentHooks, FunctionTool, RunConfig, RunContextWrapper
@@ -273,7 +272,7 @@ class SkillKit(HarnessFace):
 
         With ``skill`` that skill's load activates it; without, any loaded skill whose
         ``allowed-tools`` names the tool (``Bash(git:*)`` names ``Bash``) does — the same
-        decision as :class:`~skillshelf.tools.user_tools.Activation` in skillshelf's agent.
+        decision as :class:`~skillshelf.tools.Activation` in skillshelf's agent.
 
         The tool stays declared (the SDK answers a call to a tool it did not offer with
         ``ModelBehaviorError``, ending the run); a call outside its activation is refused by a

@@ -2,7 +2,7 @@
 
 :class:`SkillsToolset` is a pydantic-ai ``AbstractToolset``: its instructions are the skills
 catalog and short guidance (the bytes change only when the visible skill set does), its tools
-are the skill tools of :class:`~skillshelf.tools.skill_tools.SkillTools` with the same schemas
+are the skill tools of :class:`~skillshelf.tools.SkillTools` with the same schemas
 and grading, and its state lives in any skillshelf store, keyed by the run's conversation::
 
     from pydantic_ai import Agent
@@ -30,14 +30,13 @@ from typing import TYPE_CHECKING, Any, Final, Unpack
 import anyio
 
 from skillshelf.core.allowed_tools import pattern_tool
+from skillshelf.core.tooldef import to_openai
 from skillshelf.errors import MissingExtraError, UsageError
 from skillshelf.harness import Harness, HarnessFace, SettingsOptions, SkillSession, SkillSettings
 from skillshelf.models import ToolCall
 from skillshelf.repository import Repository
 from skillshelf.skills.skill import Skill
-from skillshelf.tools.skill_tools import SkillTools
-from skillshelf.tools.spec import to_openai
-from skillshelf.tools.user_tools import Activation, ActivationMode, Tool, activated_tools
+from skillshelf.tools import Activation, ActivationMode, SkillTools, Tool, activated_tools
 
 if TYPE_CHECKING:
     pass

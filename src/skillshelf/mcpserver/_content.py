@@ -46,7 +46,7 @@ from skillshelf.mcpserver.files import (
 from skillshelf.mcpserver.shelf import Shelf, Viewer
 from skillshelf.repository import Repository
 from skillshelf.skills.skill import Skill
-from skillshelf.tools.skill_tools import skill_uri
+from skillshelf.tools import skill_uri
 
 __all__ = ["PROMPTS_PAGE", "RESOURCES_PAGE", "ContentHandlers"]
 

@@ -59,8 +59,7 @@ from skillshelf.repository import Changes, Repository
 from skillshelf.skills.skill import Skill
 from skillshelf.stores import SessionStore, StoreError
 from skillshelf.stores.memory import MemoryStore
-from skillshelf.tools.skill_tools import SkillTools
-from skillshelf.tools.spec import ALL_TOOLS, SKILL_TOOLS, STATEFUL_TOOLS
+from skillshelf.tools import ALL_TOOLS, SKILL_TOOLS, STATEFUL_TOOLS, SkillTools
 
 if TYPE_CHECKING:
     from skillshelf.exec.runner import Executor

@@ -20,6 +20,7 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Final
 
+from skillshelf.core.tooldef import to_anthropic
 from skillshelf.errors import MissingExtraError
 from skillshelf.models.base import (
     LoopBoundClient,
@@ -34,7 +35,6 @@ from skillshelf.models.base import (
     sdk_error,
     system_text,
 )
-from skillshelf.tools.spec import to_anthropic
 
 if TYPE_CHECKING:
     import anthropic

@@ -16,7 +16,7 @@ from skillshelf.errors import SkillshelfError
 C = TypeVar("C")
 
 if TYPE_CHECKING:
-    from skillshelf.tools.spec import ToolDef
+    from skillshelf.core.tooldef import ToolDef
 
 __all__ = [
     "LoopBoundClient",

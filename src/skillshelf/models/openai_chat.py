@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Final
 
+from skillshelf.core.tooldef import to_openai
 from skillshelf.errors import MissingExtraError
 from skillshelf.models.base import (
     LoopBoundClient,
@@ -20,7 +21,6 @@ from skillshelf.models.base import (
     Usage,
     sdk_error,
 )
-from skillshelf.tools.spec import to_openai
 
 if TYPE_CHECKING:
     import openai

@@ -48,7 +48,7 @@ def serialize_request(request: ModelRequest) -> bytes:
 
     Canonical JSON (sorted keys, no spaces, UTF-8), so equal content gives equal bytes.
     """
-    from skillshelf.tools.spec import to_openai
+    from skillshelf.core.tooldef import to_openai
 
     def dump(value: object) -> str:
         return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)

@@ -17,24 +17,24 @@ from typing import Any, Final, Literal
 import anyio
 from pydantic import BaseModel, create_model
 
-from skillshelf.core.allowed_tools import call_allowed, pattern_tool
+from skillshelf.core.allowed_tools import pattern_tool
+from skillshelf.core.tooldef import ToolDef
 from skillshelf.errors import ToolError, UsageError, clip
-from skillshelf.tools.spec import (
-    SKILL_TOOLS,
-    ArgumentProblem,
-    ParsedModelArgs,
-    ToolDef,
-    failure_signature,
-    parse_model_arguments,
-)
+from skillshelf.tools._parse import ParsedModelArgs, failure_signature, parse_model_arguments
+from skillshelf.tools._problems import ArgumentProblem
+from skillshelf.tools._spec import SKILL_TOOLS
 
 __all__ = [
     "Activation",
     "ActivationLifetime",
     "ActivationMode",
     "Tool",
-    "call_allowed",
+    "ToolRun",
+    "activated_tools",
+    "check_names",
     "inactive_tool_message",
+    "result_text",
+    "run_tool",
     "tool_set",
 ]
 
@@ -119,7 +119,7 @@ class Tool:
         self, arguments: Mapping[str, Any] | str | None
     ) -> ParsedModelArgs | ArgumentProblem:
         """Validated arguments (with the slips forgiven), or the problem to tell the model:
-        graded like the skill tools' (:func:`~skillshelf.tools.spec.parse_model_arguments`).
+        graded like the skill tools' (:func:`~skillshelf.tools.parse_model_arguments`).
         A tool built from a bare schema only has its required arguments checked."""
         if self._validator is not None:
             return parse_model_arguments(self.name, self._validator, arguments)
@@ -128,7 +128,7 @@ class Tool:
     def signature(self, arguments: Mapping[str, Any] | str | None) -> str:
         """The key the repeated-failure counter counts a call of this tool under: the call
         as :meth:`validate` reads it, so a respelt call (``{"X": "1"}`` for ``{"x": 1}``) is
-        the same call (:func:`~skillshelf.tools.spec.failure_signature`)."""
+        the same call (:func:`~skillshelf.tools.failure_signature`)."""
         return failure_signature(self.name, arguments, model=self._model())
 
     def _model(self) -> type[BaseModel]:

@@ -1,7 +1,7 @@
 """User tools named from outside Python: ``pkg.mod:attr`` specs and schema stubs.
 
 What ``skillshelf chat --tool`` and eval cases' ``tools`` offer the model: a module path whose
-attribute is a :class:`~skillshelf.tools.user_tools.Tool`, a list of them, or a typed function
+attribute is a :class:`~skillshelf.tools.Tool`, a list of them, or a typed function
 (made a tool with :meth:`Tool.from_function`); or a stub — a name, a description, a JSON
 Schema and a canned result — for measuring whether a model calls a tool right without running
 anything.
@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from typing import Any, Final
 
 from skillshelf.errors import UsageError, clip
-from skillshelf.tools.user_tools import Tool
+from skillshelf.tools._user_tools import Tool
 
 __all__ = ["import_tools", "stub_tool"]
 
