@@ -9,6 +9,7 @@ each call) is the one every face shares (:class:`~skillshelf.harness.Harness`).
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Unpack
 
@@ -169,24 +170,5 @@ class AgentConfig:
         return self.harness.catalog_reminder()
 
 
-_OPTIONS = frozenset(
-    {
-        "instructions",
-        "load_mode",
-        "max_loaded",
-        "catalog_format",
-        "catalog_budget",
-        "catalog_placement",
-        "placement",
-        "tool_style",
-        "enforce_allowed_tools",
-        "trace",
-        "visible",
-        "workspace",
-        "executor",
-        "exec_policy",
-        "tool_timeout_s",
-        "tool_retries",
-        "fork_of",
-    }
-)
+# Every harness option reads as an attribute (those with a property above read through it).
+_OPTIONS = frozenset(f.name for f in dataclasses.fields(SkillSettings))
