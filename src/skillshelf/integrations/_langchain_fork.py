@@ -4,10 +4,11 @@ The sub-agent is ``create_agent(model, tools=[], middleware=[SkillsMiddleware(re
 settings=settings.forked(skill))])``: the model of the run that loaded the skill (the
 middleware remembers each conversation's model from its last model call, since a tool call
 has no model of its own), the skill tools only, its own skill state (agent
-``<agent>:fork:<skill>``) over the same conversation key. Its task is the skill's body,
-arguments substituted; only its final answer comes back, as the ``skill_load`` result (the
-harness decides when a load forks and words the result). Called inside a tool call, it runs as
-a LangGraph subgraph of that call: it inherits the run's config (callbacks, checkpointer).
+``<agent>:fork:<skill>``) over the same conversation key, and the run's ``recursion_limit``.
+Its task is the skill's body, arguments substituted; only its final answer comes back, as the
+``skill_load`` result (the harness decides when a load forks and words the result). Called
+inside a tool call, it runs as a LangGraph subgraph of that call: it inherits the run's config
+(callbacks, checkpointer).
 """
 
 from __future__ import annotations
@@ -22,6 +23,8 @@ from langchain.agents import create_agent
 from langchain.agents.middleware import AgentMiddleware
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import HumanMessage
+from langchain_core.runnables import RunnableConfig
+from langgraph.config import get_config
 from langgraph.errors import GraphRecursionError
 
 from skillshelf.errors import SkillshelfError, UsageError
@@ -78,14 +81,25 @@ def fork_runner(
             raise UsageError(f"no model call of conversation {conversation!r} was seen")
         agent: Any = create_agent(model, tools=[], middleware=[middleware(skill)])
         inputs = {"messages": [HumanMessage(content=task)], session_key: conversation}
+        config = _limit()
         try:
             if sync:
-                state = await anyio.to_thread.run_sync(agent.invoke, inputs)
+                state = await anyio.to_thread.run_sync(agent.invoke, inputs, config)
             else:
-                state = await agent.ainvoke(inputs)
+                state = await agent.ainvoke(inputs, config)
         except GraphRecursionError as exc:
             raise SkillshelfError(f"it stopped without a final answer ({exc})") from exc
         messages = state.get("messages") or []
         return str(messages[-1].text) if messages else ""
 
     return run
+
+
+def _limit() -> RunnableConfig:
+    """The run's ``recursion_limit`` for the sub-agent: ``create_agent`` binds its own
+    (9 999), which a subgraph would take over the limit its caller chose."""
+    try:
+        limit = get_config().get("recursion_limit")
+    except RuntimeError:  # outside a runnable context
+        return {}
+    return {} if limit is None else {"recursion_limit": limit}
