@@ -36,7 +36,11 @@ class ScriptedChat(BaseChatModel):
     ) -> ChatResult:
         self.requests.append(list(messages))
         self.offered.append([t["function"]["name"] for t in kwargs.get("tools", [])])
-        return ChatResult(generations=[ChatGeneration(message=self.script.pop(0))])
+        return ChatResult(generations=[ChatGeneration(message=self.reply(messages))])
+
+    def reply(self, messages: list[BaseMessage]) -> AIMessage:
+        """The next scripted message (a subclass may answer from the request instead)."""
+        return self.script.pop(0)
 
 
 def call(name: str, args: dict[str, Any], call_id: str) -> AIMessage:

@@ -5,14 +5,11 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
 
 import anyio
 import pytest
 from langchain.agents import create_agent
-from langchain_core.callbacks import CallbackManagerForLLMRun
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
-from langchain_core.outputs import ChatGeneration, ChatResult
 from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.memory import InMemorySaver
 
@@ -103,19 +100,10 @@ def test_the_sub_agents_loads_are_its_own_under_the_same_conversation(
 class LoopingForkChat(ScriptedChat):
     """The parent loads the fork skill, then answers; the sub-agent never stops calling."""
 
-    def _generate(
-        self,
-        messages: list[BaseMessage],
-        stop: list[str] | None = None,
-        run_manager: CallbackManagerForLLMRun | None = None,
-        **kwargs: Any,
-    ) -> ChatResult:
-        self.requests.append(list(messages))
+    def reply(self, messages: list[BaseMessage]) -> AIMessage:
         if "SQUARE-TASK" in messages[1].text:
-            reply = call("skill_list", {}, f"s{len(self.requests)}")
-        else:
-            reply = LOAD_FORK if len(messages) == 2 else AIMessage(content="Could not.")
-        return ChatResult(generations=[ChatGeneration(message=reply)])
+            return call("skill_list", {}, f"s{len(self.requests)}")
+        return LOAD_FORK if len(messages) == 2 else AIMessage(content="Could not.")
 
 
 def test_a_sub_agent_past_the_runs_recursion_limit_is_a_graded_failure_and_the_run_goes_on(
