@@ -70,20 +70,6 @@ KNOWN_BUGS: Final[Mapping[tuple[str, str], str]] = {
         "langgraph's ToolNode answers an unknown name ('is not a valid tool') before "
         "SkillsMiddleware.wrap_tool_call, so SkillSession never counts it and it is never fatal"
     ),
-    **{
-        (face, "slash_command"): (
-            f"{where} never calls SkillSession.commands/invoke: /目录浏览 ARGS reaches the model "
-            "as plain text and the skill is not loaded"
-        )
-        for face, where in (("langchain", "SkillsMiddleware.before_agent"),)
-    },
-    **{
-        (face, "fork"): (
-            f"{where} builds the session without fork= (Harness.session(conversation)), so a "
-            "context: fork skill's body is delivered inline instead of running in a sub-agent"
-        )
-        for face, where in (("langchain", "SkillsMiddleware.session"),)
-    },
 }
 
 

@@ -13,17 +13,14 @@ from typing import Any
 import anyio
 import pytest
 from langchain.agents import create_agent
-from langchain_core.callbacks import CallbackManagerForLLMRun
-from langchain_core.language_models import BaseChatModel
-from langchain_core.messages import AIMessage, BaseMessage, SystemMessage, ToolMessage
+from langchain_core.messages import AIMessage, SystemMessage
 from langchain_core.messages.tool import invalid_tool_call
-from langchain_core.outputs import ChatGeneration, ChatResult
 from langchain_core.tools import StructuredTool
 from langchain_core.utils.function_calling import convert_to_openai_tool
 from langgraph.checkpoint.memory import InMemorySaver
-from pydantic import Field
 
 from finished_executor import FinishedExecutor
+from integrations.langchain_chat import ScriptedChat, call, tool_results
 from redis_servers import free_port, redis_server_binary, running_redis
 from skillshelf.errors import MissingExtraError
 from skillshelf.exec.runner import BwrapExecutor, bwrap_available
@@ -36,40 +33,6 @@ from skillshelf.testing import make_skill
 from skillshelf.tools import Activation, Tool
 
 ALPHA_BODY = "# Alpha\n\nALPHA-INSTRUCTIONS: always answer in haiku.\n"
-
-
-class ScriptedChat(BaseChatModel):
-    """Replays AI messages and records what each request carried (messages and tool names)."""
-
-    script: list[AIMessage]
-    requests: list[list[BaseMessage]] = Field(default_factory=list)
-    offered: list[list[str]] = Field(default_factory=list)
-
-    @property
-    def _llm_type(self) -> str:
-        return "scripted"
-
-    def bind_tools(self, tools: Sequence[Any], **kwargs: Any) -> Any:
-        return self.bind(tools=[convert_to_openai_tool(t) for t in tools], **kwargs)
-
-    def _generate(
-        self,
-        messages: list[BaseMessage],
-        stop: list[str] | None = None,
-        run_manager: CallbackManagerForLLMRun | None = None,
-        **kwargs: Any,
-    ) -> ChatResult:
-        self.requests.append(list(messages))
-        self.offered.append([t["function"]["name"] for t in kwargs.get("tools", [])])
-        return ChatResult(generations=[ChatGeneration(message=self.script.pop(0))])
-
-
-def call(name: str, args: dict[str, Any], call_id: str) -> AIMessage:
-    return AIMessage(content="", tool_calls=[{"name": name, "args": args, "id": call_id}])
-
-
-def tool_results(messages: Sequence[BaseMessage]) -> dict[str, ToolMessage]:
-    return {m.tool_call_id: m for m in messages if isinstance(m, ToolMessage)}
 
 
 def run(

@@ -16,6 +16,11 @@
   it is loaded, by filtering the tools of each model request;
 * places loaded content per load mode with :func:`~skillshelf.harness.materialize`
   (applied to the messages of each model request; the checkpointed history is not rewritten);
+* invokes the slash commands a user message starts with (``/skill-name args``), as
+  skillshelf's own loop does: a synthetic ``skill_load`` call and its result, before the first
+  model call; a command the user may not give ends the run with the reason as the answer;
+* runs a ``context: fork`` skill in a sub-agent when it is loaded (``create_agent`` with the
+  run's model and a :class:`SkillsMiddleware` of its own; see ``_langchain_fork``);
 * writes the agent loop's JSONL trace records (``turn``, ``model``, ``tool``).
 
 Needs the ``langchain`` extra; importing this module without it raises
@@ -28,7 +33,7 @@ import json
 import time
 import uuid
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, Final, NotRequired, Unpack
+from typing import Any, Final, NotRequired, Unpack
 
 import anyio
 
@@ -67,8 +72,16 @@ from skillshelf.harness import (
     materialize,
     span,
 )
+from skillshelf.integrations._langchain_commands import (
+    read_commands,
+    refusal_message,
+    run_commands,
+    tool_message,
+)
+from skillshelf.integrations._langchain_fork import Models, fork_runner
 from skillshelf.models import ToolCall
 from skillshelf.repository import Repository
+from skillshelf.skills.skill import Skill
 from skillshelf.tools import (
     ALL_TOOLS,
     ArgumentProblem,
@@ -80,9 +93,6 @@ from skillshelf.tools import (
     run_tool,
     tool_set,
 )
-
-if TYPE_CHECKING:
-    pass
 
 __all__ = ["SkillsMiddleware", "SkillsState"]
 
@@ -144,6 +154,7 @@ class SkillsMiddleware(HarnessFace, AgentMiddleware[SkillsState, Any, Any]):
             if t.name not in _SKILL_NAMES
         }
         self.tools = [*self._skill_tools(), *map(_native, self._gated.values())]
+        self._models = Models()  # what a fork runs on: the model of the loading run
 
     # -- sessions --------------------------------------------------------------------------
 
@@ -167,18 +178,42 @@ class SkillsMiddleware(HarnessFace, AgentMiddleware[SkillsState, Any, Any]):
             raise UsageError("SkillsMiddleware found no thread id and no session in the state")
         return session
 
-    def before_agent(self, state: SkillsState, runtime: Any) -> dict[str, Any] | None:
-        """A new invocation is a new user turn: ``turn`` and ``once`` loads end."""
-        update: dict[str, Any] | None = None
-        if _thread_id() is None and not isinstance(state.get(SESSION_KEY), str):
-            update = {SESSION_KEY: uuid.uuid4().hex}
-        session = self.session((update or {}).get(SESSION_KEY) or self._session(state))
-        session.begin_turn()
-        messages = state.get("messages") or []
-        text = messages[-1].text if messages else ""
-        session.record("turn", user_digest=digest(text))
-        return update
+    def _fork_session(self, state: Mapping[str, Any], sync: bool) -> SkillSession:
+        """The session of a tool call: ``context: fork`` skills run in a sub-agent."""
+        conversation = self._session(state)
+        model = self._models.get(conversation)
+        fork = fork_runner(conversation, model, self._forked, session_key=SESSION_KEY, sync=sync)
+        return self.harness.session(conversation, fork=fork)
 
+    def _forked(self, skill: Skill) -> SkillsMiddleware:
+        return SkillsMiddleware(self.repo, settings=self.settings.forked(skill.name))
+
+    @hook_config(can_jump_to=["end"])
+    def before_agent(self, state: SkillsState, runtime: Any) -> dict[str, Any] | None:
+        """A new invocation is a new user turn: ``turn`` and ``once`` loads end, and the
+        slash commands the new user message starts with are invoked (a refused one ends the
+        run with the reason as the answer; the model is not called)."""
+        update: dict[str, Any] = {}
+        if _thread_id() is None and not isinstance(state.get(SESSION_KEY), str):
+            update[SESSION_KEY] = uuid.uuid4().hex
+        session = self.session(update.get(SESSION_KEY) or self._session(state))
+        messages = state.get("messages") or []
+        asked = read_commands(session, messages)
+        if asked.refusal is None:
+            session.begin_turn()
+        text = messages[-1].text if messages else ""
+        session.record("turn", user_digest=digest(text), commands=[c.skill for c in asked.commands])
+        if asked.refusal is not None:
+            session.record("error", error="SlashCommandError", message=asked.refusal)
+            update.update(messages=[refusal_message(asked.refusal)], jump_to="end")
+        elif asked.commands:
+            added, records = run_commands(session, asked.commands, messages)
+            for record in records:
+                session.trace_call(record)
+            update["messages"] = added
+        return update or None
+
+    @hook_config(can_jump_to=["end"])
     async def abefore_agent(self, state: SkillsState, runtime: Any) -> dict[str, Any] | None:
         """:meth:`before_agent` in a worker thread (the store may block)."""
         return await anyio.to_thread.run_sync(self.before_agent, state, runtime)
@@ -239,6 +274,7 @@ class SkillsMiddleware(HarnessFace, AgentMiddleware[SkillsState, Any, Any]):
     ) -> Any:
         """Send the request with the catalog, the tools in force and materialised messages."""
         prepared, session = self._prepare(request)
+        self._models.remember(session.conversation, request.model)
         started = time.perf_counter()
         with span("skillshelf.model", {"agent": self.agent}):
             response = handler(prepared)
@@ -252,6 +288,7 @@ class SkillsMiddleware(HarnessFace, AgentMiddleware[SkillsState, Any, Any]):
     ) -> Any:
         """:meth:`wrap_model_call` for async runs."""
         prepared, session = await anyio.to_thread.run_sync(self._prepare, request)
+        self._models.remember(session.conversation, request.model)
         started = time.perf_counter()
         with span("skillshelf.model", {"agent": self.agent}):
             response = await handler(prepared)
@@ -299,7 +336,7 @@ class SkillsMiddleware(HarnessFace, AgentMiddleware[SkillsState, Any, Any]):
         call = {"id": invalid["id"], "name": name, "args": sent}
         if name in _SKILL_NAMES:
             record = anyio.run(_call, session, ToolCall(call["id"], name, sent), history)
-            return _message(call, record)
+            return tool_message(call, record)
         # The same reading of the arguments a skillshelf tool gets; the caller's tools are
         # LangChain's, so only the problem is told, counted like any failing call.
         started = time.perf_counter()
@@ -326,7 +363,7 @@ class SkillsMiddleware(HarnessFace, AgentMiddleware[SkillsState, Any, Any]):
         with ``enforce_allowed_tools``, calls outside the active skill's ``allowed-tools``."""
         name = request.tool_call["name"]
         if name in _SKILL_NAMES:
-            return anyio.run(self._skill_call, request)
+            return anyio.run(self._skill_call, request, True)
         refusal = self._refusal(request)
         if refusal is not None:
             return refusal
@@ -342,7 +379,7 @@ class SkillsMiddleware(HarnessFace, AgentMiddleware[SkillsState, Any, Any]):
         """:meth:`wrap_tool_call` for async runs."""
         name = request.tool_call["name"]
         if name in _SKILL_NAMES:
-            return await self._skill_call(request)
+            return await self._skill_call(request, False)
         refusal = await anyio.to_thread.run_sync(self._refusal, request)
         if refusal is not None:
             return refusal
@@ -350,16 +387,16 @@ class SkillsMiddleware(HarnessFace, AgentMiddleware[SkillsState, Any, Any]):
             return await self._user_call(request)
         return await handler(request)
 
-    async def _skill_call(self, request: ToolCallRequest) -> ToolMessage:
+    async def _skill_call(self, request: ToolCallRequest, sync: bool) -> ToolMessage:
         call = request.tool_call
-        session = await anyio.to_thread.run_sync(self._of, request.state)
+        session = await anyio.to_thread.run_sync(self._fork_session, request.state, sync)
         history = {
             str(m.tool_call_id)
             for m in request.state.get("messages", ())
             if isinstance(m, ToolMessage)
         }
         sent = ToolCall(call["id"] or "", call["name"], json.dumps(call["args"]))
-        return _message(call, await _call(session, sent, history))
+        return tool_message(call, await _call(session, sent, history))
 
     def _refusal(self, request: ToolCallRequest) -> ToolMessage | None:
         call = request.tool_call
@@ -414,7 +451,7 @@ class SkillsMiddleware(HarnessFace, AgentMiddleware[SkillsState, Any, Any]):
             error_kind=kind if status != "ok" else None,
         )
         session.trace_call(record)
-        return _message(call, record)
+        return tool_message(call, record)
 
 
 async def _call(session: SkillSession, call: ToolCall, history: set[str]) -> ToolRecord:
@@ -454,15 +491,6 @@ def _unreachable(**_kwargs: Any) -> str:
 
 def _shim(name: str) -> Tool:
     return Tool(name, "", {}, _unreachable)
-
-
-def _message(call: Mapping[str, Any], record: ToolRecord) -> ToolMessage:
-    return ToolMessage(
-        content=record.content,
-        tool_call_id=call["id"],
-        name=call["name"],
-        status="error" if record.status != "ok" else "success",
-    )
 
 
 def _thread_id() -> str | None:
