@@ -100,6 +100,7 @@ def test_the_harness_package_face_is_pinned() -> None:
         "Offer",
         "Placement",
         "Prompt",
+        "Recent",
         "SettingsOptions",
         "SkillSession",
         "SkillSettings",

@@ -16,6 +16,7 @@ from skillshelf.harness._materialize import (
     materialize,
 )
 from skillshelf.harness._prompt import Prompt, skills_catalog, skills_prompt
+from skillshelf.harness._recent import Recent
 from skillshelf.harness._records import (
     DEFAULT_TOOL_RETRIES,
     DEFAULT_TOOL_TIMEOUT_S,
@@ -61,6 +62,7 @@ __all__ = [
     "Offer",
     "Placement",
     "Prompt",
+    "Recent",
     "SettingsOptions",
     "SkillSession",
     "SkillSettings",

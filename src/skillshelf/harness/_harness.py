@@ -4,12 +4,11 @@ one reads off it."""
 
 from __future__ import annotations
 
-import threading
-from collections import OrderedDict
 from typing import Any, Final
 
 from skillshelf.core.tooldef import ToolDef
 from skillshelf.harness._prompt import Prompt
+from skillshelf.harness._recent import Recent
 from skillshelf.harness._session import Fork, SkillSession
 from skillshelf.harness._settings import SkillSettings, tool_options
 from skillshelf.harness._tool_style import styled_definitions
@@ -45,8 +44,7 @@ class Harness:
         self.settings = settings
         self.source = source
         self.prompt = Prompt(settings)
-        self._sessions: OrderedDict[str, SkillSession] = OrderedDict()
-        self._lock = threading.Lock()
+        self._sessions: Recent[str, SkillSession] = Recent(_CACHED_SESSIONS)
         self.probe = SkillTools(repo, **tool_options(settings))  # checks the options now
 
     @property
@@ -69,16 +67,7 @@ class Harness:
         """
         if fork is not None or tools is not None:
             return SkillSession(self, conversation, fork=fork, tools=tools)
-        with self._lock:
-            session = self._sessions.get(conversation)
-            if session is None:
-                session = SkillSession(self, conversation)
-                self._sessions[conversation] = session
-                if len(self._sessions) > _CACHED_SESSIONS:
-                    self._sessions.popitem(last=False)
-            else:
-                self._sessions.move_to_end(conversation)
-            return session
+        return self._sessions.make(conversation, lambda: SkillSession(self, conversation))
 
     def skill_tools(self, conversation: str, **overrides: Any) -> SkillTools:
         """The skill tools over ``conversation``'s state, as the settings configure them

@@ -13,8 +13,6 @@ inside a tool call, it runs as a LangGraph subgraph of that call: it inherits th
 
 from __future__ import annotations
 
-import threading
-from collections import OrderedDict
 from collections.abc import Callable
 from typing import Any, Final
 
@@ -28,7 +26,7 @@ from langgraph.config import get_config
 from langgraph.errors import GraphRecursionError
 
 from skillshelf.errors import SkillshelfError, UsageError
-from skillshelf.harness import Fork
+from skillshelf.harness import Fork, Recent
 from skillshelf.skills.skill import Skill
 
 __all__ = ["Models", "fork_runner"]
@@ -41,19 +39,13 @@ class Models:
     """The chat model of each conversation's last model call (the most recent few hundred)."""
 
     def __init__(self) -> None:
-        self._models: OrderedDict[str, BaseChatModel] = OrderedDict()
-        self._lock = threading.Lock()
+        self._models: Recent[str, BaseChatModel] = Recent(_REMEMBERED_MODELS)
 
     def remember(self, conversation: str, model: BaseChatModel) -> None:
-        with self._lock:
-            self._models[conversation] = model
-            self._models.move_to_end(conversation)
-            if len(self._models) > _REMEMBERED_MODELS:
-                self._models.popitem(last=False)
+        self._models.put(conversation, model)
 
     def get(self, conversation: str) -> BaseChatModel | None:
-        with self._lock:
-            return self._models.get(conversation)
+        return self._models.get(conversation)
 
 
 def fork_runner(

@@ -23,7 +23,6 @@ import dataclasses
 import functools
 import json
 import uuid
-from collections import OrderedDict
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final, Unpack
@@ -35,6 +34,7 @@ from skillshelf.errors import MissingExtraError, UsageError
 from skillshelf.harness import (
     Harness,
     HarnessFace,
+    Recent,
     SettingsOptions,
     SkillSession,
     SkillSettings,
@@ -132,7 +132,7 @@ class SkillKit(HarnessFace):
         self.hooks: AgentHooks[Any] = _hooks(self)
         # What the current run's slash commands loaded, by conversation (see _hooks.on_start):
         # the run's instructions carry it.
-        self._invoked: OrderedDict[str, tuple[str, ...]] = OrderedDict()
+        self._invoked: Recent[str, tuple[str, ...]] = Recent(_REMEMBERED_RUNS)
 
     @property
     def run_config(self) -> RunConfig:
@@ -185,7 +185,7 @@ class SkillKit(HarnessFace):
         """For ``Agent(instructions=kit.instructions)``: :meth:`system_prompt` each run, then
         what the run's slash commands loaded."""
         conversation = self._conversation(wrapper.context)  # none named: fails here
-        invoked = self._invoked.get(conversation, ())
+        invoked = self._invoked.get(conversation) or ()
         return "\n\n".join([self.system_prompt(), *invoked])
 
     async def _begin_run(self, context: Any) -> None:
@@ -202,11 +202,9 @@ class SkillKit(HarnessFace):
             record = await anyio.to_thread.run_sync(session.invoke, command, call_id)
             session.trace_call(record)
             invoked.append(record.content)
-        self._invoked.pop(conversation, None)
+        self._invoked.pop(conversation)
         if invoked:
-            self._invoked[conversation] = tuple(invoked)
-            while len(self._invoked) > _REMEMBERED_RUNS:
-                self._invoked.popitem(last=False)
+            self._invoked.put(conversation, tuple(invoked))
 
     async def _fork(self, context: Any, conversation: str, skill: Skill, task: str) -> str:
         """Run a ``context: fork`` skill's task in a sub-agent: an Agents SDK agent on the
