@@ -12,9 +12,9 @@ from __future__ import annotations
 import functools
 import shutil
 import tempfile
-from collections.abc import Awaitable, Callable, Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import anyio
 
@@ -79,57 +79,46 @@ def run_server(
                 f"refusing to bind {host} without a bearer token: give the server a token, "
                 "or bind to a loopback address"
             )
-        return _serve_process(
-            repo,
-            settings,
-            functools.partial(
-                serve,
-                transport=transport,
-                host=host,
-                port=port,
-                token=token,
-                watch=watch,
-                on_ready=on_ready,
-                allowed_hosts=allowed_hosts,
-            ),
-            server_options={
-                "visible": visible,
-                "enable_exec": enable_exec,
-                "handle_secret": handle_secret,
-            },
-            workspace_options={"idle_ttl_s": workspace_ttl_s, "max_live": max_workspaces},
-        )
+        # From here on a stop signal is recorded, never raised into running code: the server
+        # stops at its next step, and the clean-up below always runs, whenever it came.
+        with ServerSignals() as signals:
+            base = Path(tempfile.mkdtemp(prefix="skillshelf-ws-")) if enable_exec else None
+            workspaces: WorkspaceManager | None = None
+            try:
+                if base is not None:
+                    workspaces = WorkspaceManager(
+                        base, idle_ttl_s=workspace_ttl_s, max_live=max_workspaces
+                    )
+                    settings = settings.replace(workspace=workspaces)
+                server = SkillServer(
+                    repo,
+                    settings=settings,
+                    visible=visible,
+                    enable_exec=enable_exec,
+                    handle_secret=handle_secret,
+                )
+                if signals.stopped_by is None:
+                    run = functools.partial(
+                        serve,
+                        server,
+                        transport=transport,
+                        host=host,
+                        port=port,
+                        token=token,
+                        watch=watch,
+                        on_ready=on_ready,
+                        allowed_hosts=allowed_hosts,
+                        signals=signals,
+                    )
+                    anyio.run(run)
+            finally:
+                if workspaces is not None:
+                    workspaces.close_all()
+                if base is not None:
+                    shutil.rmtree(base, ignore_errors=True)
+        return signals.stopped_by
     finally:
         if settings.store is not None:
             settings.store.close()
         if settings.trace is not None:
             settings.trace.close()
-
-
-def _serve_process(
-    repo: Repository,
-    settings: SkillSettings,
-    run: Callable[..., Awaitable[None]],
-    *,
-    server_options: dict[str, Any],
-    workspace_options: dict[str, Any],
-) -> int | None:
-    # From here on a stop signal is recorded, never raised into running code: the server stops
-    # at its next step, and the clean-up below always runs, whenever the signal came.
-    with ServerSignals() as signals:
-        exec_on = bool(server_options["enable_exec"])
-        base = Path(tempfile.mkdtemp(prefix="skillshelf-ws-")) if exec_on else None
-        workspaces: WorkspaceManager | None = None
-        try:
-            if base is not None:
-                workspaces = WorkspaceManager(base, **workspace_options)
-                settings = settings.replace(workspace=workspaces)
-            server = SkillServer(repo, settings=settings, **server_options)
-            if signals.stopped_by is None:
-                anyio.run(functools.partial(run, server, signals=signals))
-        finally:
-            if workspaces is not None:
-                workspaces.close_all()
-            if base is not None:
-                shutil.rmtree(base, ignore_errors=True)
-    return signals.stopped_by
