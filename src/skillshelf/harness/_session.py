@@ -335,19 +335,17 @@ class SkillSession:
         started = time.perf_counter()
         name = self.tool_name(sent)
         known = name in self.tools.tool_names
-        signature = None
         retry_count = 0
         if self.trace is not None:  # the count before this call is read for the record only
-            signature = self.tools.signature(name, arguments) if known else None
-            retry_count = self.tools.state().failures.get(signature or "", 0)
+            signature = self.tools.signature(name, arguments)
+            retry_count = self.tools.state().failures.get(signature, 0)
         with span("skillshelf.tool", {"agent": self.settings.agent, "tool": name}) as extra:
             if known:
-                outcome = self._run_skill_tool(
-                    call_id, name, arguments, None, self.trace is not None
-                )
+                parsed = self._parsed(name, arguments) if self.trace is not None else None
+                outcome = self._run_skill_tool(call_id, name, arguments, None, parsed)
             else:
                 outcome = self._unknown_tool(sent, arguments, None)
-                count = self.tools.record_failure(failure_signature(sent, arguments))
+                count = self.tools.record_failure(self.tools.signature(sent, arguments))
                 outcome.status, outcome.content = grade_failure(sent, count, outcome.content)
             extra["status"] = outcome.status
         record = self._record(call_id, sent, name, outcome, started, retry_count)
@@ -436,16 +434,14 @@ class SkillSession:
     async def _skill_call(
         self, call: ToolCall, name: str, history: Collection[str] | None, state: SessionState
     ) -> _Outcome:
-        if name == "skill_load" and self._fork is not None:
-            names = [s.name for s in self.tools.visible_skills() if s.model_invocable]
-            parsed = parse_arguments(name, call.arguments, skill_names=names)
-            if isinstance(parsed, ParsedArgs):
-                skill = self.harness.repo.find(parsed.args.skill)  # type: ignore[attr-defined]
-                if skill is not None and self._forks(skill, state):
-                    return await self._run_fork(skill, parsed.args, _shown_args(parsed), call)
+        parsed = self._parsed(name, call.arguments)  # the record shows the arguments as read
+        if name == "skill_load" and self._fork is not None and isinstance(parsed, ParsedArgs):
+            skill = self.harness.repo.find(parsed.args.skill)  # type: ignore[attr-defined]
+            if skill is not None and self._forks(skill, state):
+                return await self._run_fork(skill, parsed.args, _shown_args(parsed), call)
         # In a worker thread: a running script must not hold up the step's other calls.
         return await anyio.to_thread.run_sync(
-            self._run_skill_tool, call.id, name, call.arguments, history, True
+            self._run_skill_tool, call.id, name, call.arguments, history, parsed
         )
 
     def _run_skill_tool(
@@ -454,28 +450,29 @@ class SkillSession:
         name: str,
         sent: Mapping[str, Any] | str | None,
         history: Collection[str] | None,
-        shown: bool,
+        parsed: ParsedArgs | ArgumentProblem | None,
     ) -> _Outcome:
-        """A skill tool's call (SkillTools grades and counts its own failures); ``shown``: the
-        record holds the arguments as parsed (else as sent)."""
-        arguments: Any = sent
-        exec_checked = name == "workspace_exec" and self.settings.enforce_allowed_tools
-        if shown or exec_checked:
-            names = [s.name for s in self.tools.visible_skills() if s.model_invocable]
-            parsed = parse_arguments(name, sent, skill_names=names)
-            if isinstance(parsed, ParsedArgs):
-                arguments = _shown_args(parsed)
-                if exec_checked:
-                    # A skill's allowed-tools speak of Bash(python3:*): workspace_exec is
-                    # that shell.
-                    command = getattr(parsed.args, "command", "")
-                    refusal = self.allowed_tools_refusal("Bash", {"command": command})
-                    if refusal:
-                        return _Outcome("recoverable", refusal, arguments, "refused")
+        """A skill tool's call (SkillTools grades and counts its own failures); ``parsed``:
+        its arguments as read, which the record shows (None: shown as sent)."""
+        if parsed is None and name == "workspace_exec" and self.settings.enforce_allowed_tools:
+            parsed = self._parsed(name, sent)
+        arguments: Any = _shown_args(parsed) if isinstance(parsed, ParsedArgs) else sent
+        if name == "workspace_exec" and isinstance(parsed, ParsedArgs):
+            # A skill's allowed-tools speak of Bash(python3:*): workspace_exec is that shell.
+            command = getattr(parsed.args, "command", "")
+            refusal = self.allowed_tools_refusal("Bash", {"command": command})
+            if refusal:
+                return _Outcome("recoverable", refusal, arguments, "refused")
         result = self.tools.call(name, sent, call_id=call_id, history_call_ids=history)
         if result.status == "ok" and name == "skill_load" and result.data:
             self._on_loaded(str(result.data["skill"]))
         return _Outcome.of(result, arguments)
+
+    def _parsed(
+        self, name: str, sent: Mapping[str, Any] | str | None
+    ) -> ParsedArgs | ArgumentProblem:
+        names = [s.name for s in self.tools.visible_skills() if s.model_invocable]
+        return parse_arguments(name, sent, skill_names=names)
 
     def _forks(self, skill: Skill, state: SessionState) -> bool:
         """Whether loading ``skill`` runs it in a sub-agent: it says ``context: fork``, this
