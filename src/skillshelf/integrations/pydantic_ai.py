@@ -141,6 +141,10 @@ class SkillsToolset(HarnessFace, AbstractToolset[Any]):
         return self.session(conversation).tools
 
     def _session(self, ctx: RunContext[Any]) -> SkillSession:
+        return self.session(self.conversation_key(ctx))
+
+    def _calling(self, ctx: RunContext[Any]) -> SkillSession:
+        """The session of a tool call: ``context: fork`` skills run in a sub-agent."""
         key = self.conversation_key(ctx)
         return self.harness.session(key, fork=functools.partial(self._fork, ctx, key))
 
@@ -242,7 +246,7 @@ class SkillsToolset(HarnessFace, AbstractToolset[Any]):
         await self._requests_made(ctx.run_step)  # this step's request was made: its calls run
         arguments = tool_args.get(_AS_SENT, tool_args)
         sent = arguments if isinstance(arguments, str) else json.dumps(arguments, default=str)
-        record = await self._session(ctx).call(
+        record = await self._calling(ctx).call(
             ToolCall(ctx.tool_call_id or "", name, sent),
             history=_history_call_ids(ctx),
             trace_fields={"step": ctx.run_step},
