@@ -111,3 +111,10 @@ def test_docs_table_lists_every_agent_option_beside_its_flag() -> None:
             continue
         option = params[str(RENAMED.get(name, name))]
         assert any(f"`{o}" in flags for o in option.opts), (name, flags)
+
+
+def test_every_settings_flag_sets_a_skillsettings_field() -> None:
+    from skillshelf.cli._settings import FLAGS
+
+    fields = {f.name for f in dataclasses.fields(SkillSettings)}
+    assert set(FLAGS) <= fields

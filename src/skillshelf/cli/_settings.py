@@ -10,7 +10,6 @@ parsed into ``SkillSettings`` keyword arguments.
 
 from __future__ import annotations
 
-import dataclasses
 import os
 import sys
 from collections.abc import Callable, Mapping
@@ -22,7 +21,7 @@ import click
 from skillshelf.cli._common import F
 from skillshelf.harness import SkillSettings
 
-__all__ = ["settings_options", "settings_values"]
+__all__ = ["FLAGS", "settings_options", "settings_values"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -37,7 +36,7 @@ class _Flag:
     default: bool = True
 
 
-_FLAGS: Final[Mapping[str, _Flag]] = {
+FLAGS: Final[Mapping[str, _Flag]] = {
     "instructions": _Flag(
         ("--instructions",),
         "Your part of the system prompt; the skills catalog and tool guidance follow.",
@@ -131,13 +130,13 @@ _DEFAULTS: Final = SkillSettings()
 def settings_options(*fields: str, defaults: Mapping[str, Any] | None = None) -> Callable[[F], F]:
     """Add the flags of ``fields`` (in that order), defaulting as :class:`SkillSettings` does
     unless ``defaults`` says otherwise (``chat``'s short persona as its instructions)."""
-    unknown = [f for f in fields if f not in _FLAGS]
+    unknown = [f for f in fields if f not in FLAGS]
     if unknown:
         raise ValueError(f"no flag for the settings {unknown}")  # a programming error
 
     def decorate(func: F) -> F:
         for name in reversed(fields):
-            flag = _FLAGS[name]
+            flag = FLAGS[name]
             kwargs: dict[str, Any] = dict(flag.kwargs)
             choices = SkillSettings.choices(name)
             if choices:
@@ -214,5 +213,3 @@ _CONVERT: Final[Mapping[str, Callable[[Any], Any]]] = {
     "catalog_budget": lambda budget: budget or None,
     "trace": _trace,
 }
-FIELDS: Final = frozenset(f.name for f in dataclasses.fields(SkillSettings))
-assert set(_FLAGS) <= FIELDS, "every flag sets a SkillSettings field"
