@@ -60,17 +60,7 @@ UNSUPPORTED: Final[Mapping[tuple[str, str], str]] = {
     ),
 }
 
-KNOWN_BUGS: Final[Mapping[tuple[str, str], str]] = {
-    ("pydantic-ai", "unknown_tool_repeat"): (
-        "pydantic-ai's ToolManager answers an unknown name itself and counts it against its own "
-        "retry budget (1): the second call ends the run with UnexpectedModelBehavior, before "
-        "SkillsToolset (or SkillSession.call) sees it"
-    ),
-    ("langchain", "unknown_tool_repeat"): (
-        "langgraph's ToolNode answers an unknown name ('is not a valid tool') before "
-        "SkillsMiddleware.wrap_tool_call, so SkillSession never counts it and it is never fatal"
-    ),
-}
+KNOWN_BUGS: Final[Mapping[tuple[str, str], str]] = {}
 
 
 def cell(face: str, scenario: str) -> str:
@@ -96,6 +86,8 @@ def render() -> str:
         lines += ["", f"### {title}", ""]
         for (face, scenario), reason in sorted(table.items()):
             lines.append(f"- `{face}` × `{scenario}`: {reason}.")
+        if not table:
+            lines.append("None.")
     return "\n".join(lines) + "\n"
 
 

@@ -415,3 +415,44 @@ def test_system_placement_carries_loaded_content_in_a_system_message(repo: Repos
     second = model.requests[1]
     assert isinstance(second[1], SystemMessage) and "ALPHA-INSTRUCTIONS" in second[1].text
     assert "ALPHA-INSTRUCTIONS" not in tool_results(second)["c1"].text
+
+
+def ship(target: str) -> str:
+    """Ship a service."""
+    return f"shipped {target}"
+
+
+def test_an_unknown_tool_is_answered_by_the_harness_with_the_agents_tools_named(
+    repo: Repository,
+) -> None:
+    model = ScriptedChat(script=[call("shp", {"target": "web"}, "c1"), AIMessage("done")])
+    graph = create_agent(
+        model, tools=[StructuredTool.from_function(ship)], middleware=[SkillsMiddleware(repo)]
+    )
+    graph.invoke({"messages": [{"role": "user", "content": "ship it"}]})
+    answer = tool_results(model.requests[1])["c1"]
+    assert answer.status == "error"
+    assert "Unknown tool 'shp'" in answer.text and "Did you mean: ship" in answer.text
+    assert "skill_load" in answer.text and "is not a valid tool" not in answer.text
+
+
+def test_the_third_identical_unknown_tool_call_is_fatal_async(repo: Repository) -> None:
+    script = [call("nope", {"a": 1}, f"c{n}") for n in range(1, 4)] + [AIMessage("gave up")]
+    model = ScriptedChat(script=script)
+    graph = create_agent(model, middleware=[SkillsMiddleware(repo)])
+
+    async def main() -> Any:
+        return await graph.ainvoke({"messages": [{"role": "user", "content": "x"}]})
+
+    assert anyio.run(main)["messages"][-1].text == "gave up"
+    answers = [tool_results(model.requests[n])[f"c{n}"].text for n in (1, 2, 3)]
+    assert "Stop retrying it" not in answers[0] + answers[1]
+    assert "has now failed 3 times" in answers[2] and "Stop retrying it" in answers[2]
+
+
+def test_a_slipped_skill_tool_name_runs_that_tool(repo: Repository) -> None:
+    model = run(
+        SkillsMiddleware(repo), [call("Skill-Load", {"skill": "alpha"}, "c1"), AIMessage("ok")]
+    )
+    answer = tool_results(model.requests[1])["c1"]
+    assert answer.status != "error" and "ALPHA-INSTRUCTIONS" in answer.text

@@ -515,3 +515,41 @@ def test_a_slash_command_loads_its_skill_for_that_run_only(tmp_path: Path) -> No
     )
     assert "Say hello to Ada." in seen[0]
     assert "Say hello to Ada." not in seen[1]
+
+
+def test_an_unknown_tool_is_answered_by_the_harness_with_the_agents_other_tools_named(
+    repo: Repository,
+) -> None:
+    def git_log() -> str:
+        return "log"
+
+    script = Script([call("git_lgo", {}, "c1"), say("ok")])
+    agent = Agent(FunctionModel(script), toolsets=[SkillsToolset(repo), FunctionToolset([git_log])])
+    assert run(agent, "history", "conv-1") == "ok"
+    (answer,) = script.tool_results(1)
+    assert answer.outcome == "failed" and answer.retry is None
+    assert "Unknown tool 'git_lgo'" in str(answer.content)
+    assert "Did you mean: git_log?" in str(answer.content)
+    assert "skill_load" in str(answer.content)
+
+
+def test_repeated_unknown_tool_calls_are_counted_by_the_harness_not_pydantic_ais_budget(
+    repo: Repository,
+) -> None:
+    # pydantic-ai's own budget (1 retry) would end this run on the second call.
+    script = Script([call("nope", {"a": 1}, f"c{n}") for n in range(1, 4)] + [say("gave up")])
+    agent = Agent(FunctionModel(script), toolsets=[SkillsToolset(repo)])
+    assert run(agent, "x", "conv-1") == "gave up"
+    answers = [str(script.tool_results(n)[0].content) for n in (1, 2, 3)]
+    assert all("Unknown tool 'nope'" in a for a in answers)
+    assert "Stop retrying it" not in answers[0] + answers[1]
+    assert "has now failed 3 times" in answers[2] and "Stop retrying it" in answers[2]
+
+
+def test_a_slipped_skill_tool_name_runs_that_tool(repo: Repository) -> None:
+    script = Script([call("Skill-Load", {"skill": "release-notes"}, "c1"), say("ok")])
+    agent = Agent(FunctionModel(script), toolsets=[SkillsToolset(repo)])
+    assert run(agent, "notes", "conv-1") == "ok"
+    (answer,) = script.tool_results(1)
+    assert answer.outcome == "success"
+    assert "Group commits by type" in str(answer.content)

@@ -325,13 +325,22 @@ class SkillSession:
         return record
 
     def call_skill_tool(
-        self, call_id: str, sent: str, arguments: Mapping[str, Any] | str | None
+        self,
+        call_id: str,
+        sent: str,
+        arguments: Mapping[str, Any] | str | None,
+        available: Collection[str] = (),
     ) -> ToolRecord:
         """:meth:`call` for a face that offers only the skill tools, in the contract's names,
         and runs no sub-agents (``serve``): in the caller's thread (no event-loop hop on the
         per-call path), with the arguments as the protocol delivered them (MCP's JSON
-        object). Traced like :meth:`call`; a name that is no skill tool is answered as
-        unknown."""
+        object). Traced like :meth:`call`.
+
+        A name that is no skill tool is answered as unknown: graded and counted like every
+        failure (the closest names offered, the third identical call fatal). Frameworks that
+        find an unknown name before the harness does (pydantic-ai, LangChain, the OpenAI
+        Agents SDK) answer it here, with their other offered tools as ``available``; a slipped
+        skill tool name (``Skill-Load``) runs that tool, as in skillshelf's agent."""
         started = time.perf_counter()
         name = self.tool_name(sent)
         known = name in self.tools.tool_names
@@ -344,13 +353,19 @@ class SkillSession:
                 parsed = self._parsed(name, arguments) if self.trace is not None else None
                 outcome = self._run_skill_tool(call_id, name, arguments, None, parsed)
             else:
-                outcome = self._unknown_tool(sent, arguments, None)
-                count = self.tools.record_failure(self.tools.signature(sent, arguments))
-                outcome.status, outcome.content = grade_failure(sent, count, outcome.content)
+                outcome = self._graded_unknown(sent, arguments, available)
             extra["status"] = outcome.status
         record = self._record(call_id, sent, name, outcome, started, retry_count)
         self.trace_call(record)
         return record
+
+    def _graded_unknown(
+        self, sent: str, arguments: Mapping[str, Any] | str | None, available: Collection[str]
+    ) -> _Outcome:
+        outcome = self._unknown_tool(sent, arguments, None, available)
+        count = self.tools.record_failure(self.tools.signature(sent, arguments))
+        outcome.status, outcome.content = grade_failure(sent, count, outcome.content)
+        return outcome
 
     def _record(
         self, call_id: str, sent: str, name: str, outcome: _Outcome, started: float, retries: int
@@ -424,8 +439,11 @@ class SkillSession:
                 )
         return outcome
 
-    def _unknown_tool(self, sent: str, arguments: Any, offer: Offer | None) -> _Outcome:
-        available = [*self.tools.tool_names, *(offer.tools if offer else ())]
+    def _unknown_tool(
+        self, sent: str, arguments: Any, offer: Offer | None, others: Collection[str] = ()
+    ) -> _Outcome:
+        names = [*self.tools.tool_names, *(offer.tools if offer else ()), *others]
+        available = list(dict.fromkeys(n for n in names if isinstance(n, str)))
         close = closest_names(sent, available) if len(sent) <= 256 else []
         hint = f" Did you mean: {', '.join(close)}?" if close else ""
         message = f"Unknown tool {_shown(sent)}.{hint} Available tools: {', '.join(available)}."

@@ -64,6 +64,7 @@ from skillshelf.harness import (
     Harness,
     HarnessFace,
     Placement,
+    Recent,
     SettingsOptions,
     SkillSession,
     SkillSettings,
@@ -101,6 +102,7 @@ SESSION_KEY: Final = "skillshelf_session"
 # The skill tools in every tool style (Claude Code's Skill is skill_load).
 _SKILL_NAMES: Final = frozenset(ALL_TOOLS) | LOAD_TOOL_NAMES
 _SOURCE: Final = "langchain"
+_REMEMBERED_OFFERS: Final = 256
 
 
 class SkillsState(AgentState[Any]):
@@ -155,6 +157,8 @@ class SkillsMiddleware(HarnessFace, AgentMiddleware[SkillsState, Any, Any]):
         }
         self.tools = [*self._skill_tools(), *map(_native, self._gated.values())]
         self._models = Models()  # what a fork runs on: the model of the loading run
+        # Each conversation's last offered tool names (the most recent few hundred).
+        self._offered_names: Recent[str, tuple[str, ...]] = Recent(_REMEMBERED_OFFERS)
 
     # -- sessions --------------------------------------------------------------------------
 
@@ -233,6 +237,9 @@ class SkillsMiddleware(HarnessFace, AgentMiddleware[SkillsState, Any, Any]):
             messages=_materialized(request.messages, session.tools, self.settings.placement),
             tools=[*self._skill_tools(), *self._offered(request.tools, session)],
         )
+        # What an unknown-tool answer lists as available besides the skill tools.
+        offered = tuple(_name(t) for t in prepared.tools if _name(t) not in _SKILL_NAMES)
+        self._offered_names.put(session.conversation, offered)
         return prepared, session
 
     def _skill_tools(self) -> list[BaseTool]:
@@ -364,6 +371,8 @@ class SkillsMiddleware(HarnessFace, AgentMiddleware[SkillsState, Any, Any]):
         name = request.tool_call["name"]
         if name in _SKILL_NAMES:
             return anyio.run(self._skill_call, request, True)
+        if request.tool is None and name not in self._gated:
+            return self._unknown(request)
         refusal = self._refusal(request)
         if refusal is not None:
             return refusal
@@ -380,6 +389,8 @@ class SkillsMiddleware(HarnessFace, AgentMiddleware[SkillsState, Any, Any]):
         name = request.tool_call["name"]
         if name in _SKILL_NAMES:
             return await self._skill_call(request, False)
+        if request.tool is None and name not in self._gated:
+            return await anyio.to_thread.run_sync(self._unknown, request)
         refusal = await anyio.to_thread.run_sync(self._refusal, request)
         if refusal is not None:
             return refusal
@@ -397,6 +408,22 @@ class SkillsMiddleware(HarnessFace, AgentMiddleware[SkillsState, Any, Any]):
         }
         sent = ToolCall(call["id"] or "", call["name"], json.dumps(call["args"]))
         return tool_message(call, await _call(session, sent, history))
+
+    def _unknown(self, request: ToolCallRequest) -> ToolMessage:
+        """A call to a tool the agent does not have, answered by the harness (ToolNode lets
+        middleware answer it first): graded and counted like every failure (the closest
+        names, the third identical call fatal), traced; a slipped skill tool name
+        (``Skill-Load``) runs that tool."""
+        call = request.tool_call
+        session = self._of(request.state)
+        arguments = call.get("args")
+        record = session.call_skill_tool(
+            call["id"] or "",
+            call["name"],
+            arguments if isinstance(arguments, dict) else None,
+            self._offered_names.get(session.conversation) or (),
+        )
+        return tool_message(call, record)
 
     def _refusal(self, request: ToolCallRequest) -> ToolMessage | None:
         call = request.tool_call

@@ -44,7 +44,13 @@ if TYPE_CHECKING:
 try:
     from pydantic_ai import RunContext, ToolDefinition
     from pydantic_ai.exceptions import ToolFailed
-    from pydantic_ai.messages import InstructionPart, ToolReturnPart
+    from pydantic_ai.messages import (
+        InstructionPart,
+        ModelRequest,
+        ModelResponse,
+        ToolCallPart,
+        ToolReturnPart,
+    )
     from pydantic_ai.toolsets import AbstractToolset, FilteredToolset, ToolsetTool
 except ImportError as exc:
     raise MissingExtraError(
@@ -209,7 +215,51 @@ class SkillsToolset(HarnessFace, AbstractToolset[Any]):
     async def for_run_step(self, ctx: RunContext[Any]) -> AbstractToolset[Any]:
         # Request ``run_step`` is about to be made, so every one before it was answered.
         await self._requests_made(ctx.run_step - 1)
+        await self._answer_unknown(ctx)
         return self
+
+    async def _answer_unknown(self, ctx: RunContext[Any]) -> None:
+        """The harness answers the last step's calls to tools the agent does not have.
+
+        Pydantic-ai's ToolManager finds an unknown name before any toolset sees the call and
+        charges it to the run's retry budget (1 by default: the second ends the run with
+        UnexpectedModelBehavior). Pydantic-ai has no hook for it, so the answer it put in the
+        request about to be sent is replaced here, before the request goes out, by the
+        harness's: graded and counted like every failure (the closest names, the third
+        identical call fatal), traced; and the charge is taken back. A slipped skill tool
+        name (``Skill-Load``) runs that tool.
+        """
+        requests = self._requests
+        if requests is None or len(ctx.messages) < 2:
+            return
+        request, response = ctx.messages[-1], ctx.messages[-2]
+        if not isinstance(request, ModelRequest) or not isinstance(response, ModelResponse):
+            return
+        sent = {p.tool_call_id: p for p in response.parts if isinstance(p, ToolCallPart)}
+        manager = ctx.tool_manager
+        offered = tuple(manager.tools or ()) if manager is not None else ()
+        for part in request.parts:
+            if not (
+                isinstance(part, ToolReturnPart)
+                and part.retry is not None
+                and part.retry.cause == "unknown_tool"
+                and part.tool_call_id in sent
+                and part.tool_call_id not in requests.answered
+            ):
+                continue
+            requests.answered.add(part.tool_call_id)
+            arguments = sent[part.tool_call_id].args
+            record = await anyio.to_thread.run_sync(
+                requests.session.call_skill_tool,
+                part.tool_call_id,
+                part.tool_name,
+                arguments if isinstance(arguments, str | dict) else None,
+                offered,
+            )
+            part.content = record.content
+            part.outcome = "success" if record.status == "ok" else "failed"
+            part.retry = None
+            ctx.retries.pop(part.tool_name, None)
 
     async def _requests_made(self, made: int) -> None:
         """Count the run's model requests up to ``made`` (each once): ``once`` loads a request
@@ -304,11 +354,13 @@ class SkillsToolset(HarnessFace, AbstractToolset[Any]):
 
 @dataclass(slots=True)
 class _Requests:
-    """A run's model requests counted so far (``run_step`` numbers them), for ``once`` loads."""
+    """A run's model requests counted so far (``run_step`` numbers them), for ``once`` loads,
+    and the calls to unknown tools it answered."""
 
     session: SkillSession
     counted: int
     lock: anyio.Lock = field(default_factory=anyio.Lock)
+    answered: set[str] = field(default_factory=set)  # unknown-tool calls the harness answered
 
 
 def _prompt_text(prompt: str | Sequence[Any] | None) -> str:
