@@ -86,7 +86,12 @@ NAMESPACES = {
         "skill_tools",
     },
     "skillshelf.integrations.langchain": {"SkillsMiddleware", "SkillsState"},
-    "skillshelf.integrations.pydantic_ai": {"ConversationKey", "SkillsToolset", "conversation_key"},
+    "skillshelf.integrations.pydantic_ai": {
+        "ConversationKey",
+        "SkillsToolset",
+        "conversation_key",
+        "history_conversation_key",
+    },
 }
 
 

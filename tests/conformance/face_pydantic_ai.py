@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+from dataclasses import dataclass
 from typing import Any, Final
 
 import anyio
@@ -24,6 +25,11 @@ from conformance.faces import Env
 from conformance.record import Grading, Record, Request, Result, TurnRecord, dumped, status_of
 from conformance.scenarios import Call, Scenario
 from skillshelf.integrations.pydantic_ai import SkillsToolset
+
+
+@dataclass(frozen=True)
+class _Deps:
+    conversation_id: str  # the host's: SkillsToolset keys the conversation by it
 
 
 class _Script:
@@ -75,14 +81,14 @@ class PydanticAIFace:
                 toolsets.append(skills.restricted(own) if restricted else own)
             if gated:
                 toolsets.append(skills.activated(FunctionToolset(gated)))
-            agent = Agent(FunctionModel(script), toolsets=toolsets)
+            agent = Agent(FunctionModel(script), deps_type=_Deps, toolsets=toolsets)
             histories: dict[str, list[ModelMessage]] = {}
             for turn in scenario.turns:
                 asked = len(script.requests)
                 run = functools.partial(
                     agent.run,
                     turn.message,
-                    conversation_id=turn.conversation,
+                    deps=_Deps(turn.conversation),
                     message_history=histories.get(turn.conversation),
                 )
                 result = anyio.run(run)

@@ -30,11 +30,11 @@ from pydantic_ai.models.function import AgentInfo, FunctionModel
 from finished_executor import FinishedExecutor
 from redis_servers import free_port, redis_server_binary, running_redis
 from skillshelf.core.session import LoadMode
-from skillshelf.errors import MissingExtraError, install_hint
+from skillshelf.errors import MissingExtraError, UsageError, install_hint
 from skillshelf.exec.runner import BwrapExecutor, bwrap_available
 from skillshelf.exec.workspace import WorkspaceManager
 from skillshelf.harness import Trace
-from skillshelf.integrations.pydantic_ai import SkillsToolset
+from skillshelf.integrations.pydantic_ai import SkillsToolset, history_conversation_key
 from skillshelf.repository import Repository
 from skillshelf.stores import open_store
 from skillshelf.testing import make_skill, reply
@@ -226,10 +226,22 @@ def test_a_second_conversation_does_not_see_the_first_ones_loads(repo: Repositor
     assert not skills.tools_for("conv-b").state().loaded
 
 
-def test_a_resumed_conversation_keeps_its_loads_through_its_message_history(
+def test_a_conversation_id_carried_by_the_message_history_is_refused_by_default(
     repo: Repository,
 ) -> None:
+    # A history may come from a client: another conversation's state is one forged id away.
     skills = SkillsToolset(repo, load_mode="session")
+    script = Script([call("skill_load", {"skill": "release-notes"}), say("ok")])
+    agent = Agent(FunctionModel(script), toolsets=[skills])
+    first = run_sync(agent, "notes")
+    forged = first.all_messages()
+    for explicit in ({}, {"conversation_id": first.conversation_id}):
+        with pytest.raises(UsageError, match="will not take the conversation id from"):
+            run_sync(agent, "again", message_history=forged, **explicit)
+
+
+def test_a_resumed_conversation_keeps_its_loads_with_the_history_key(repo: Repository) -> None:
+    skills = SkillsToolset(repo, load_mode="session", conversation_key=history_conversation_key)
     script = Script([call("skill_load", {"skill": "release-notes"}), say("ok")])
     agent = Agent(FunctionModel(script), toolsets=[skills])
     first = run_sync(agent, "notes")
@@ -297,9 +309,9 @@ def test_a_turn_load_ends_with_the_run(repo: Repository) -> None:
     skills = SkillsToolset(repo, load_mode="turn")
     gated = skills.activated(FunctionToolset([git], id="user").renamed({"Bash": "git"}))
     script = Script([call("skill_load", {"skill": "git-helper"}), say("ok"), say("next")])
-    agent = Agent(FunctionModel(script), toolsets=[skills, gated])
-    first = run_sync(agent, "history?", conversation_id="conv-1")
-    run_sync(agent, "thanks", message_history=first.all_messages())
+    agent = Agent(FunctionModel(script), deps_type=Deps, toolsets=[skills, gated])
+    first = run_sync(agent, "history?", deps=Deps("conv-1"))
+    run_sync(agent, "thanks", deps=Deps("conv-1"), message_history=first.all_messages())
     assert "Bash" in script.tools_offered(1) and "Bash" not in script.tools_offered(2)
 
 
@@ -506,11 +518,11 @@ def test_a_slash_command_loads_its_skill_for_that_run_only(tmp_path: Path) -> No
         return ModelResponse(parts=[TextPart("done")])
 
     skills = SkillsToolset(Repository([tmp_path], cache_dir=False))
-    agent = Agent(FunctionModel(model), toolsets=[skills])
-    first = anyio.run(functools.partial(agent.run, "/greet Ada", conversation_id="c1"))
+    agent = Agent(FunctionModel(model), deps_type=Deps, toolsets=[skills])
+    first = anyio.run(functools.partial(agent.run, "/greet Ada", deps=Deps("c1")))
     anyio.run(
         functools.partial(
-            agent.run, "thanks", conversation_id="c1", message_history=first.all_messages()
+            agent.run, "thanks", deps=Deps("c1"), message_history=first.all_messages()
         )
     )
     assert "Say hello to Ada." in seen[0]

@@ -53,7 +53,6 @@ def fork_runner(
     model: BaseChatModel | None,
     middleware: Callable[[Skill], AgentMiddleware[Any, Any, Any]],
     *,
-    session_key: str,
     sync: bool,
 ) -> Fork:
     """The :data:`~skillshelf.harness.Fork` of one tool call in ``conversation``.
@@ -61,9 +60,8 @@ def fork_runner(
     Args:
         conversation: The conversation key the sub-agent's skill state is kept under.
         model: The run's chat model (None: no model call seen, so the fork fails, graded).
-        middleware: The sub-agent's :class:`SkillsMiddleware` for a skill.
-        session_key: The state key that carries the conversation key (for a run without a
-            thread id).
+        middleware: The sub-agent's :class:`SkillsMiddleware` for a skill, bound to
+            ``conversation`` (never taken from the sub-agent's input state).
         sync: The run is synchronous: the sub-agent runs with ``invoke`` (a worker thread),
             so a caller's sync-only middleware and model keep working; else ``ainvoke``.
     """
@@ -72,7 +70,7 @@ def fork_runner(
         if model is None:
             raise UsageError(f"no model call of conversation {conversation!r} was seen")
         agent: Any = create_agent(model, tools=[], middleware=[middleware(skill)])
-        inputs = {"messages": [HumanMessage(content=task)], session_key: conversation}
+        inputs = {"messages": [HumanMessage(content=task)]}
         config = _limit()
         try:
             if sync:

@@ -29,6 +29,7 @@ Needs the ``langchain`` extra; importing this module without it raises
 
 from __future__ import annotations
 
+import functools
 import json
 import time
 import uuid
@@ -156,6 +157,7 @@ class SkillsMiddleware(HarnessFace, AgentMiddleware[SkillsState, Any, Any]):
             if t.name not in _SKILL_NAMES
         }
         self.tools = [*self._skill_tools(), *map(_native, self._gated.values())]
+        self._bound: str | None = None  # a sub-agent's: the parent's conversation
         self._models = Models()  # what a fork runs on: the model of the loading run
         # Each conversation's last offered tool names (the most recent few hundred).
         self._offered_names: Recent[str, tuple[str, ...]] = Recent(_REMEMBERED_OFFERS)
@@ -174,6 +176,12 @@ class SkillsMiddleware(HarnessFace, AgentMiddleware[SkillsState, Any, Any]):
         return self.session(self._session(state))
 
     def _session(self, state: Mapping[str, Any]) -> str:
+        """The conversation key: the thread id (the host's), or for a run without one the
+        key :meth:`before_agent` minted for it. Never a key the run's input chose: the
+        input state is the client's to write, so a ``skillshelf_session`` it carries is
+        replaced before anything reads it."""
+        if self._bound is not None:
+            return self._bound
         thread = _thread_id()
         if thread is not None:
             return thread
@@ -186,11 +194,16 @@ class SkillsMiddleware(HarnessFace, AgentMiddleware[SkillsState, Any, Any]):
         """The session of a tool call: ``context: fork`` skills run in a sub-agent."""
         conversation = self._session(state)
         model = self._models.get(conversation)
-        fork = fork_runner(conversation, model, self._forked, session_key=SESSION_KEY, sync=sync)
+        forked = functools.partial(self._forked, conversation)
+        fork = fork_runner(conversation, model, forked, sync=sync)
         return self.harness.session(conversation, fork=fork)
 
-    def _forked(self, skill: Skill) -> SkillsMiddleware:
-        return SkillsMiddleware(self.repo, settings=self.settings.forked(skill.name))
+    def _forked(self, conversation: str, skill: Skill) -> SkillsMiddleware:
+        """The sub-agent's middleware, bound to the parent's conversation (its own skill
+        state: the forked settings name another agent)."""
+        middleware = SkillsMiddleware(self.repo, settings=self.settings.forked(skill.name))
+        middleware._bound = conversation
+        return middleware
 
     @hook_config(can_jump_to=["end"])
     def before_agent(self, state: SkillsState, runtime: Any) -> dict[str, Any] | None:
@@ -198,7 +211,8 @@ class SkillsMiddleware(HarnessFace, AgentMiddleware[SkillsState, Any, Any]):
         slash commands the new user message starts with are invoked (a refused one ends the
         run with the reason as the answer; the model is not called)."""
         update: dict[str, Any] = {}
-        if _thread_id() is None and not isinstance(state.get(SESSION_KEY), str):
+        if self._bound is None and _thread_id() is None:
+            # Minted for every run without a thread, whatever the input carried.
             update[SESSION_KEY] = uuid.uuid4().hex
         session = self.session(update.get(SESSION_KEY) or self._session(state))
         messages = state.get("messages") or []

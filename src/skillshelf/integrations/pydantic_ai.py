@@ -57,7 +57,7 @@ except ImportError as exc:
         "pydantic-ai", module="pydantic_ai", feature="skillshelf.integrations.pydantic_ai"
     ) from exc
 
-__all__ = ["ConversationKey", "SkillsToolset", "conversation_key"]
+__all__ = ["ConversationKey", "SkillsToolset", "conversation_key", "history_conversation_key"]
 
 ConversationKey = Callable[[RunContext[Any]], str]
 # Arguments that are not a JSON object travel to call_tool under this key, as sent.
@@ -86,10 +86,45 @@ class _ArgumentsAsSent:
 
 
 def conversation_key(ctx: RunContext[Any]) -> str:
-    """The default conversation key: ``deps.conversation_id`` when the deps have one, else
-    pydantic-ai's own ``ctx.conversation_id`` (carried by ``message_history``, so a resumed
-    conversation keeps its key)."""
-    key = getattr(ctx.deps, "conversation_id", None) or ctx.conversation_id
+    """The default conversation key: what the host application controls, never what a
+    client could have written.
+
+    ``deps.conversation_id`` when the deps have one; else pydantic-ai's conversation id
+    of the run, unless ``message_history`` carries it. Pydantic-ai inherits the id from
+    the history when the run names none, and a history may come from a client (a web app
+    that round-trips it): the skill state and workspace files of another conversation would
+    be one forged history away. A run's ``conversation_id=`` argument cannot be told apart
+    from an inherited one once the history carries it, so a conversation that goes on over
+    several runs names itself in the deps; an application whose history is its own passes
+    ``conversation_key=history_conversation_key`` instead.
+
+    Raises:
+        UsageError: No key, or only one the message history could have chosen.
+    """
+    deps_key = getattr(ctx.deps, "conversation_id", None)
+    if deps_key is not None:
+        return _checked_key(deps_key)
+    key = history_conversation_key(ctx)
+    if any(
+        getattr(m, "conversation_id", None) == key and getattr(m, "run_id", None) != ctx.run_id
+        for m in ctx.messages
+    ):
+        raise UsageError(
+            "SkillsToolset will not take the conversation id from message_history (a client "
+            "may have written it, and conversation_id= cannot be told apart from it): give "
+            "deps a conversation_id, or pass conversation_key=history_conversation_key if "
+            "the history is your application's own"
+        )
+    return key
+
+
+def history_conversation_key(ctx: RunContext[Any]) -> str:
+    """Pydantic-ai's conversation id of the run, including one inherited from
+    ``message_history``: for applications that never take a history from a client."""
+    return _checked_key(ctx.conversation_id)
+
+
+def _checked_key(key: object) -> str:
     if not isinstance(key, str) or not key:
         raise UsageError(
             "SkillsToolset needs a conversation id: give deps a conversation_id, "
@@ -106,7 +141,8 @@ class SkillsToolset(HarnessFace, AbstractToolset[Any]):
             request's instructions and tool schemas).
         settings: Every harness option (:class:`~skillshelf.harness.SkillSettings`: store,
             agent, load mode, catalog, workspace, allowed-tools rules, trace, …).
-        conversation_key: Maps a run to its conversation (default: :func:`conversation_key`).
+        conversation_key: Maps a run to its conversation (default: :func:`conversation_key`:
+            ``deps.conversation_id``, never an id a client-supplied history could carry).
             Two keys never share loads; a run with the same key resumes them.
         id: The toolset's id among the agent's toolsets.
         options: Keyword shortcuts for the fields of ``settings`` (``store=``,
