@@ -24,7 +24,7 @@ def test_cli_reference_matches_the_commands() -> None:
 def test_cli_reference_has_a_section_for_every_command() -> None:
     sections = re.findall(r"^## `skillshelf (\S+)`$", render_reference(), flags=re.MULTILINE)
     assert sections == sorted(main.commands)
-    assert len(sections) == 19
+    assert len(sections) == 20
 
 
 def test_cli_reference_lists_only_the_options_a_command_has() -> None:

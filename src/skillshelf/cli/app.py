@@ -55,6 +55,11 @@ COMMANDS: Final[dict[str, tuple[str, str, str]]] = {
         "serve",
         "Serve the skills over MCP: the skills extension, skill:// resources, tools, prompts.",
     ),
+    "mcp-config": (
+        "mcp_config",
+        "mcp_config",
+        "Print the configuration CLIENT needs to start 'skillshelf serve' with SERVE OPTIONS.",
+    ),
     "chat": ("chat", "chat", "Chat with a model that can load and use the skills."),
     "exec": ("exec", "exec_", "Run COMMAND in NAME's workspace copy (put it after --)."),
     "eval": (
