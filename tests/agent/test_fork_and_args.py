@@ -115,7 +115,7 @@ def test_a_fork_keeps_every_option_of_its_parent_but_its_name_and_declared_loads
     )
     sub = fork_config(parent, repo.get("deep-research"))
     # The trace goes to the sub-agent's conversation; a description is for an agent tool.
-    own = {"agent", "declared", "trace", "fork_of"}
+    own = {"agent", "declared", "trace", "fork_of", "fork_tree"}
     options = {"max_steps", "retry"} | {f.name for f in dataclasses.fields(SkillSettings)} - own
     assert {o: getattr(sub, o) for o in options} == {o: getattr(parent, o) for o in options}
     assert sub.model is parent.model and sub.repo is parent.repo

@@ -44,7 +44,7 @@ def agent_options() -> dict[str, inspect.Parameter]:
     own = inspect.signature(AgentConfig.__init__).parameters
     options = {n: p for n, p in own.items() if n not in ("self", "settings", "options", "name")}
     for field in dataclasses.fields(SkillSettings):
-        if field.name == "fork_of":  # set by the harness on a fork's own settings
+        if field.name in ("fork_of", "fork_tree"):  # set by the harness on a fork's own settings
             continue
         options[field.name] = inspect.Parameter(
             field.name, inspect.Parameter.KEYWORD_ONLY, default=field.default

@@ -24,6 +24,7 @@ from skillshelf.harness import (
     GUIDANCE,
     CatalogPlacement,
     DeclaredLoad,
+    ForkTree,
     Harness,
     Placement,
     SettingsOptions,
@@ -156,6 +157,7 @@ class AgentConfig:
         tool_timeout_s: float
         tool_retries: int
         fork_of: str | None
+        fork_tree: ForkTree | None
 
     def system_prompt(self) -> str:
         """The system prompt: instructions, catalog, guidance (stable bytes).

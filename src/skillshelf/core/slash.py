@@ -32,6 +32,9 @@ _PLACEHOLDER: Final = re.compile(
 )
 
 
+_MAX_INDEX_DIGITS: Final = 6  # $ARGUMENTS[N] / $N: no argument text has a millionth word
+
+
 class SlashCommandError(SkillshelfError):
     """A slash command names no skill, or one the user may not invoke."""
 
@@ -99,6 +102,10 @@ def expand(body: str, arguments: str, *, skill_dir: str) -> str:
         used = True
         if index is None:
             return arguments
+        # A position past the words is empty; so is one too long to be a word's (a
+        # 5,000-digit index would not even convert to an int).
+        if len(index) > _MAX_INDEX_DIGITS:
+            return ""
         return positional[int(index)] if int(index) < len(positional) else ""
 
     out = _PLACEHOLDER.sub(replace, body)

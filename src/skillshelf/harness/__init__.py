@@ -6,6 +6,7 @@ share; :class:`SkillSession` is the harness of one conversation. The modules of 
 are private: import from here.
 """
 
+from skillshelf.harness._forks import MAX_FORK_AGENTS, MAX_FORK_DEPTH, ForkTree
 from skillshelf.harness._harness import Harness, HarnessFace
 from skillshelf.harness._materialize import (
     LOADED_CONTEXT_HEADER,
@@ -52,11 +53,14 @@ __all__ = [
     "GUIDANCE",
     "LOADED_CONTEXT_HEADER",
     "LOAD_TOOL_NAMES",
+    "MAX_FORK_AGENTS",
+    "MAX_FORK_DEPTH",
     "TOOL_STYLES",
     "CatalogPlacement",
     "ContextSnapshot",
     "DeclaredLoad",
     "Fork",
+    "ForkTree",
     "Harness",
     "HarnessFace",
     "Offer",

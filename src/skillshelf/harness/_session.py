@@ -240,6 +240,10 @@ class SkillSession:
         Raises:
             SlashCommandError: One names a skill the user may not invoke.
         """
+        if self.settings.fork_of is not None:
+            # A sub-agent's message is a forked skill's task: data the model passed, never
+            # the user's commands (it would run skills the model may not load).
+            return []
         names = [s.name for s in self.tools.visible_skills()]
         commands = parse_commands(message, names)
         for command in commands:
@@ -494,13 +498,16 @@ class SkillSession:
 
     def _forks(self, skill: Skill, state: SessionState) -> bool:
         """Whether loading ``skill`` runs it in a sub-agent: it says ``context: fork``, this
-        face can fork, this is not already its fork, and it is not loaded here already."""
+        face can fork, this is not already its fork, it is not loaded here already, and a
+        sub-agent may start another (the fork tree's depth and count, taken here)."""
         context = (skill.manifest.context or "").strip().casefold()
+        tree = self.settings.fork_tree
         return (
             self._fork is not None
             and context == _FORK
             and self.settings.fork_of != skill.name
             and skill.name not in state.loaded
+            and (tree is None or tree.take())
         )
 
     async def _run_fork(self, skill: Skill, args: Any, arguments: Any, call: ToolCall) -> _Outcome:

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any, Final, Literal, TypedDict, get_args
 from skillshelf.core.catalog import CatalogFormat
 from skillshelf.core.session import DEFAULT_MAX_LOADED, LoadMode
 from skillshelf.errors import UsageError
+from skillshelf.harness._forks import ForkTree
 from skillshelf.harness._materialize import Placement
 from skillshelf.harness._records import DEFAULT_TOOL_RETRIES, DEFAULT_TOOL_TIMEOUT_S
 from skillshelf.harness._tool_style import TOOL_STYLES, ToolStyle
@@ -80,7 +81,11 @@ class SkillSettings:
         exec_policy: What ``workspace_exec`` may run.
         trace: Where JSON decision records go.
         fork_of: Set on the settings of a sub-agent running a ``context: fork`` skill: its own
-            loads of that skill are ordinary loads.
+            loads of that skill are ordinary loads, and its task (the skill's body) is never
+            read for slash commands.
+        fork_tree: Set with ``fork_of``: the sub-agent's depth and the sub-agents started
+            under the same top-level load, which bound further forks
+            (:data:`~skillshelf.harness.MAX_FORK_DEPTH`, ``MAX_FORK_AGENTS``).
     """
 
     agent: str = "main"
@@ -105,6 +110,7 @@ class SkillSettings:
     exec_policy: ExecPolicy | None = None
     trace: Trace | None = None
     fork_of: str | None = None
+    fork_tree: ForkTree | None = None
 
     def __post_init__(self) -> None:
         # Sequences given as lists are kept as tuples: the value stays frozen.
@@ -139,7 +145,10 @@ class SkillSettings:
         options, its own skill state (agent ``<parent>:fork:<skill>``), no declared loads,
         and its own loads of ``skill`` ordinary ones."""
         name = parent if parent is not None else self.agent
-        return self.replace(agent=f"{name}:fork:{skill}", declared=(), fork_of=skill)
+        tree = self.fork_tree.child() if self.fork_tree is not None else ForkTree()
+        return self.replace(
+            agent=f"{name}:fork:{skill}", declared=(), fork_of=skill, fork_tree=tree
+        )
 
     @staticmethod
     def choices(name: str) -> tuple[str, ...]:
