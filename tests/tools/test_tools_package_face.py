@@ -19,6 +19,7 @@ def test_the_tools_package_face_is_pinned() -> None:
         "ActivationMode",
         "ArgumentProblem",
         "DeclaredLoadError",
+        "ENUM_LIMIT",
         "ErrorKind",
         "FATAL_INTERNAL_MESSAGE",
         "FATAL_STORE_MESSAGE",

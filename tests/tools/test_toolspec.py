@@ -16,6 +16,7 @@ from skillshelf.core.tooldef import ToolDef, to_anthropic, to_mcp, to_openai
 from skillshelf.errors import UsageError
 from skillshelf.tools import (
     ALL_TOOLS,
+    ENUM_LIMIT,
     SKILL_TOOLS,
     ArgumentProblem,
     ParsedArgs,
@@ -115,6 +116,10 @@ def _definition(name: str, **kwargs: Any) -> ToolDef:
     return found
 
 
+def _names(count: int) -> list[str]:
+    return [f"s{i}" for i in range(count)]
+
+
 def _walk(node: Any) -> Iterator[tuple[str, Any]]:
     if isinstance(node, dict):
         for key, value in node.items():
@@ -184,11 +189,16 @@ def test_schemas_have_no_refs_titles_defaults_or_null_unions(tool: str) -> None:
     assert "null" not in json.dumps(_definition(tool).parameters)
 
 
-def test_skill_enum_is_the_sorted_distinct_names_up_to_the_limit() -> None:
+def test_only_skill_load_lists_the_names_sorted_and_distinct_up_to_the_limit() -> None:
     for tool in ALL_TOOLS:
         props = _definition(tool, skill_names=["b", "a", "b"], enum_limit=2).parameters
-        if "skill" in props["properties"]:
-            assert props["properties"]["skill"]["enum"] == ["a", "b"]
+        skill = props["properties"].get("skill")
+        if skill is None:
+            continue
+        if tool == "skill_load":
+            assert skill["enum"] == ["a", "b"]
+        else:  # the names are listed once, not in every tool
+            assert "enum" not in skill and skill["type"] == "string"
 
 
 @pytest.mark.parametrize(
@@ -202,19 +212,17 @@ def test_skill_is_a_plain_string_above_the_limit_or_without_names(
         assert skill["skill"]["type"] == "string" and "enum" not in skill["skill"]
 
 
-def test_large_catalogs_fall_back_to_a_plain_string_at_the_default_limit() -> None:
-    many = [f"skill-{i}" for i in range(1001)]
-    assert (
-        "enum" not in _definition("skill_load", skill_names=many).parameters["properties"]["skill"]
-    )
-    assert (
-        len(
-            _definition("skill_load", skill_names=many[:1000]).parameters["properties"]["skill"][
-                "enum"
-            ]
-        )
-        == 1000
-    )
+def test_the_schemas_stop_growing_with_the_catalog_above_the_default_limit() -> None:
+    many = [f"skill-{i}" for i in range(ENUM_LIMIT + 1)]
+    load = _definition("skill_load", skill_names=many).parameters["properties"]["skill"]
+    assert "enum" not in load
+    at_limit = _definition("skill_load", skill_names=many[:ENUM_LIMIT]).parameters
+    assert len(at_limit["properties"]["skill"]["enum"]) == ENUM_LIMIT
+    sizes = {
+        n: len(json.dumps([t.parameters for t in tool_definitions(skill_names=_names(n))]))
+        for n in (ENUM_LIMIT + 1, 1_000, 10_000)
+    }
+    assert len(set(sizes.values())) == 1, sizes
 
 
 def test_workspace_exec_skill_is_optional_and_not_nullable() -> None:
@@ -254,7 +262,7 @@ def test_schemas_are_valid_json_schema_and_accept_valid_arguments(tool: str) -> 
     validator.check_schema(schema)
     assert validator(schema).is_valid(VALID[tool])
     assert not validator(schema).is_valid({**VALID[tool], "unexpected": 1})
-    if "skill" in REQUIRED[tool]:
+    if "skill" in REQUIRED[tool] and tool == "skill_load":  # the one tool with the enum
         assert not validator(schema).is_valid({**VALID[tool], "skill": "no-such-skill"})
 
 

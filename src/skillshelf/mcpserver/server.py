@@ -59,7 +59,7 @@ from skillshelf.repository import Changes, Repository
 from skillshelf.skills.skill import Skill
 from skillshelf.stores import SessionStore, StoreError
 from skillshelf.stores.memory import MemoryStore
-from skillshelf.tools import ALL_TOOLS, SKILL_TOOLS, STATEFUL_TOOLS, SkillTools
+from skillshelf.tools import ALL_TOOLS, ENUM_LIMIT, SKILL_TOOLS, STATEFUL_TOOLS, SkillTools
 
 if TYPE_CHECKING:
     from skillshelf.exec.runner import Executor
@@ -71,9 +71,6 @@ __all__ = ["SkillServer"]
 logger = logging.getLogger("skillshelf.mcp")
 
 INSTRUCTIONS_BUDGET: Final = 8_000  # characters of catalog in the server's instructions
-# Names in the tools' `skill` enum at most (the library's default): about 18,000 characters
-# in each of the five tools that take a skill.
-ENUM_LIMIT: Final = 1_000
 MAX_TRACKED_SESSIONS: Final = 1_000  # legacy sessions told about list changes
 # Every tool result's structuredContent: the text the model should read (exactly the text
 # content), the status, and the tool's own fields (workspace_exec's exit_code, stdout, …).

@@ -29,6 +29,7 @@ from skillshelf.tools._results import (
 from skillshelf.tools._skill_tools import DeclaredLoadError, SchemaFormat, SkillTools
 from skillshelf.tools._spec import (
     ALL_TOOLS,
+    ENUM_LIMIT,
     SKILL_TOOLS,
     STATEFUL_TOOLS,
     SkillListArgs,
@@ -57,6 +58,7 @@ from skillshelf.tools._user_tools import (
 
 __all__ = [
     "ALL_TOOLS",
+    "ENUM_LIMIT",
     "FATAL_INTERNAL_MESSAGE",
     "FATAL_STORE_MESSAGE",
     "LIST_CHARS",

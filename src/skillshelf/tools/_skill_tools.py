@@ -40,7 +40,7 @@ from skillshelf.tools._results import (
     ErrorKind,
     ToolResult,
 )
-from skillshelf.tools._spec import ALL_TOOLS, SKILL_TOOLS, tool_definitions
+from skillshelf.tools._spec import ALL_TOOLS, ENUM_LIMIT, SKILL_TOOLS, tool_definitions
 from skillshelf.tools._view import BY_USER, Names, SkillView, _UnknownSkill
 
 if TYPE_CHECKING:
@@ -101,7 +101,7 @@ class SkillTools:
         max_loaded: int = DEFAULT_MAX_LOADED,
         visible: Callable[[Skill], bool] | None = None,
         max_file_chars: int = 24_000,
-        enum_limit: int = 1000,
+        enum_limit: int = ENUM_LIMIT,
         workspace: WorkspaceManager | None = None,
         executor: Executor | None = None,
         exec_policy: ExecPolicy | None = None,

@@ -232,17 +232,26 @@ SKILL_TOOLS: tuple[str, ...] = ALL_TOOLS[:-1]  # workspace_exec only when asked 
 _DROPPED_KEYS = frozenset({"title", "default", "minLength", "maxLength"})
 
 
+# Up to this many visible skills, skill_load's ``skill`` is an enum of their names: above it
+# the schemas would grow with the catalog (an 864-skill enum is ~24,000 tokens a request).
+# Every tool checks the name it gets either way, with "did you mean" for a near miss.
+ENUM_LIMIT: Final = 32
+# The one tool whose schema lists the names: repeating them in every tool multiplies the cost.
+_ENUM_TOOLS: Final = frozenset({"skill_load"})
+
+
 def tool_definitions(
     *,
     skill_names: Sequence[str] | None,
     tools: Sequence[str] | None = None,
-    enum_limit: int = 1000,
+    enum_limit: int = ENUM_LIMIT,
     conversation: bool = False,
 ) -> list[ToolDef]:
     """Definitions of the given tools (default: the seven skill tools), in that order.
 
-    ``skill`` is an enum of the sorted distinct ``skill_names`` when there are 1 to
-    ``enum_limit`` of them, else a plain string. With ``conversation`` the stateful tools
+    ``skill_load``'s ``skill`` is an enum of the sorted distinct ``skill_names`` when there
+    are 1 to ``enum_limit`` of them, else a plain string; the other tools' ``skill`` is
+    always a plain string (the names are listed once). With ``conversation`` the stateful tools
     offer the optional ``conversation`` handle argument and say how to use it (for a server
     whose protocol has no sessions); without it the argument is accepted but not advertised.
 
@@ -262,7 +271,7 @@ def tool_definitions(
 
 def _definition(name: str, enum: list[str] | None, *, conversation: bool) -> ToolDef:
     parameters = copy.deepcopy(base_schema(name))
-    if enum is not None and "skill" in parameters["properties"]:
+    if enum is not None and name in _ENUM_TOOLS and "skill" in parameters["properties"]:
         parameters["properties"]["skill"]["enum"] = list(enum)
     description = ARG_MODELS[name].tool_description
     if name in STATEFUL_TOOLS and conversation:
