@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Final
 from skillshelf._lazy import lazy_attributes
 from skillshelf.errors import ConfigError
 from skillshelf.stores.base import (
+    MAX_DOC_DEPTH,
     Doc,
     Entries,
     EntriesUpdater,
@@ -38,6 +39,7 @@ if TYPE_CHECKING:
     from skillshelf.stores.sqlite import SQLiteStore
 
 __all__ = [
+    "MAX_DOC_DEPTH",
     "STATE_TTL_S",
     "Doc",
     "Entries",

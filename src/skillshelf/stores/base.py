@@ -10,11 +10,12 @@ import json
 import threading
 from collections.abc import Callable, Collection, Iterator, Mapping
 from contextlib import contextmanager
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, Final, Protocol, runtime_checkable
 
 from skillshelf.errors import SkillshelfError, UsageError
 
 __all__ = [
+    "MAX_DOC_DEPTH",
     "Doc",
     "Entries",
     "EntriesUpdater",
@@ -30,6 +31,10 @@ Entries = dict[str, Doc]
 # Gets the entries it asked for that exist; returns the changes: entry name -> document, or
 # None to delete that entry.
 EntriesUpdater = Callable[[Entries], Mapping[str, Doc | None]]
+# How deep a stored document may nest (objects and arrays). What skillshelf writes nests under
+# ten levels; a deeper one read back would make every recursive reader (json, ==, copies)
+# risk RecursionError, so it is refused when written and is a corrupt document when read.
+MAX_DOC_DEPTH: Final = 100
 
 
 class StoreError(SkillshelfError):
@@ -182,6 +187,8 @@ def _decode_entries(raw: Mapping[str, str | bytes]) -> Entries:
 def _encode(doc: object) -> str:
     if not isinstance(doc, dict):
         raise TypeError(f"A session document must be a dict or None, not {type(doc).__name__}.")
+    if not _within_depth(doc):
+        raise TypeError(f"A session document must nest at most {MAX_DOC_DEPTH} levels deep.")
     try:
         text = json.dumps(doc, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
     except (TypeError, ValueError) as exc:
@@ -211,9 +218,35 @@ def _decode(raw: str | bytes | None) -> Doc | None:
         doc = json.loads(raw)
     except ValueError as exc:  # JSONDecodeError, and UnicodeDecodeError for bytes
         raise StoreError(f"A stored session document is not valid JSON: {exc}") from exc
+    except RecursionError:  # json's own recursion is bounded by the interpreter's limit
+        raise _too_deep() from None
+    if not _within_depth(doc):
+        raise _too_deep()
     if not isinstance(doc, dict):
         raise StoreError(f"A stored session document is a JSON {type(doc).__name__}, not an object")
     return doc
+
+
+def _too_deep() -> StoreError:
+    return StoreError(f"A stored session document nests deeper than {MAX_DOC_DEPTH} levels.")
+
+
+def _within_depth(value: object, limit: int = MAX_DOC_DEPTH) -> bool:
+    """Whether ``value`` nests at most ``limit`` containers deep (walked without recursion;
+    a cycle counts as too deep)."""
+    pending: list[tuple[object, int]] = [(value, 1)]
+    while pending:
+        item, depth = pending.pop()
+        if isinstance(item, dict):
+            children: Collection[object] = item.values()
+        elif isinstance(item, list | tuple):
+            children = item
+        else:
+            continue
+        if depth > limit:
+            return False
+        pending.extend((child, depth + 1) for child in children)
+    return True
 
 
 class _ReentryGuard:
