@@ -24,6 +24,8 @@ from skillshelf._lazy import lazy_attributes
 from skillshelf.errors import ConfigError
 from skillshelf.stores.base import (
     MAX_DOC_DEPTH,
+    MAX_NAME_CHARS,
+    NAME_RULE,
     Doc,
     Entries,
     EntriesUpdater,
@@ -31,6 +33,7 @@ from skillshelf.stores.base import (
     StoreConflictError,
     StoreError,
     Updater,
+    check_name,
 )
 
 if TYPE_CHECKING:
@@ -40,6 +43,8 @@ if TYPE_CHECKING:
 
 __all__ = [
     "MAX_DOC_DEPTH",
+    "MAX_NAME_CHARS",
+    "NAME_RULE",
     "STATE_TTL_S",
     "Doc",
     "Entries",
@@ -51,6 +56,7 @@ __all__ = [
     "StoreConflictError",
     "StoreError",
     "Updater",
+    "check_name",
     "open_store",
 ]
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import threading
+import unicodedata
 from collections.abc import Callable, Collection, Iterator, Mapping
 from contextlib import contextmanager
 from typing import Any, Final, Protocol, runtime_checkable
@@ -16,6 +17,8 @@ from skillshelf.errors import SkillshelfError, UsageError
 
 __all__ = [
     "MAX_DOC_DEPTH",
+    "MAX_NAME_CHARS",
+    "NAME_RULE",
     "Doc",
     "Entries",
     "EntriesUpdater",
@@ -23,6 +26,7 @@ __all__ = [
     "StoreConflictError",
     "StoreError",
     "Updater",
+    "check_name",
 ]
 
 Doc = dict[str, Any]
@@ -35,6 +39,12 @@ EntriesUpdater = Callable[[Entries], Mapping[str, Doc | None]]
 # ten levels; a deeper one read back would make every recursive reader (json, ==, copies)
 # risk RecursionError, so it is refused when written and is a corrupt document when read.
 MAX_DOC_DEPTH: Final = 100
+# Agent names and session ids are keys, shown in logs and traces: a bound keeps them keys.
+MAX_NAME_CHARS: Final = 256
+NAME_RULE: Final = (
+    f"1-{MAX_NAME_CHARS} characters of valid Unicode, not only spaces, with no '#' "
+    "and no control or format characters"
+)
 
 
 class StoreError(SkillshelfError):
@@ -130,6 +140,34 @@ class SessionStore(Protocol):
         ...
 
 
+def check_name(what: str, value: object) -> str:
+    """Check an agent name or a session (conversation) id a caller chose: one rule for both.
+
+    ``#`` is reserved: skillshelf derives keys from an agent's name with it (skillshelf 0.1
+    kept agent ``main``'s history under ``main#history``), so a name holding one could read or
+    delete another agent's state. Control and format characters could forge a log or trace
+    line, and the length keeps every key bounded.
+
+    Returns:
+        ``value``, when it follows :data:`NAME_RULE`.
+
+    Raises:
+        UsageError: It does not; the message states the rule.
+    """
+    if not isinstance(value, str) or not _follows_name_rule(value):
+        shown = repr(value[:80] + "…" if isinstance(value, str) and len(value) > 80 else value)
+        raise UsageError(f"The {what} {shown} is not a valid name: use {NAME_RULE}.")
+    return value
+
+
+def _follows_name_rule(value: str) -> bool:
+    if not value.strip() or len(value) > MAX_NAME_CHARS or "#" in value:
+        return False
+    if not _is_unicode(value):
+        return False
+    return all(unicodedata.category(char) not in ("Cc", "Cf") for char in value)
+
+
 # Helpers shared by the stores (private to this package).
 
 
@@ -146,7 +184,8 @@ def _check_ttl(ttl_s: float | None) -> None:
 
 
 def _check_ids(session: str, agent: str) -> None:
-    _check_id("session", session)
+    # The agent id is a key, not a name: the library derives keys such as "main#history".
+    check_name("session id", session)
     _check_id("agent", agent)
 
 
