@@ -67,9 +67,11 @@ class SessionStore(Protocol):
     costs what it touches, not what the session holds. Both expire and are deleted together
     with their session.
 
-    Session and agent ids and entry names are non-empty strings
-    (:class:`~skillshelf.errors.UsageError` otherwise). Documents are dicts that ``json``
-    can serialise; nothing is ever pickled.
+    Session ids follow :data:`NAME_RULE` (:func:`check_name`); agent ids and entry names are
+    non-empty strings of valid Unicode (agent ids are keys: the library derives some, such
+    as ``main#history``) — :class:`~skillshelf.errors.UsageError` otherwise. Documents are
+    dicts that ``json`` can serialise, at most :data:`MAX_DOC_DEPTH` levels deep; nothing is
+    ever pickled.
     """
 
     def get(self, session: str, agent: str) -> Doc | None:
