@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 
 from reads_helpers import cli
+from skillshelf.errors import FileAccessError
 from skillshelf.repository import Repository
 from skillshelf.skills.paths import read_skill_file
 from skillshelf.testing import make_skill
@@ -116,3 +117,82 @@ def test_a_hard_link_made_after_the_first_scan_is_caught_on_refresh(
     repo.refresh()
     assert repo.names() == ["clean"]
     assert [(s.name, s.held) for s in repo.skipped] == [("linked", True)]
+
+
+def _plant_after_the_scan(root: Path, tmp_path: Path) -> Repository:
+    """An untrusted root whose ``linked`` skill passed its scan, then got a hard link to a
+    secret (and ``docs/readme.md`` a second name elsewhere), with no refresh since."""
+    planted = root / "linked" / "docs" / "notes.md"
+    os.unlink(planted)
+    policy = ScanPolicy(untrusted_roots=(str(root),))
+    repo = Repository([root], cache_dir=False, scan_policy=policy)
+    assert repo.names() == ["clean", "linked"]
+    os.link(tmp_path / "secret.txt", planted)
+    os.link(root / "linked" / "docs" / "readme.md", tmp_path / "elsewhere.md")
+    return repo
+
+
+@pytest.mark.parametrize("path", ["docs/notes.md", "docs/readme.md"])
+def test_a_hard_link_planted_after_the_scan_is_refused_by_every_read_of_an_untrusted_root(
+    root: Path, tmp_path: Path, path: str
+) -> None:
+    repo = _plant_after_the_scan(root, tmp_path)
+    tools = SkillTools(repo)
+    read = tools.call("skill_read_file", {"skill": "linked", "path": path})
+    assert read.status == "recoverable"
+    assert "hard link" in read.content and "untrusted root" in read.content
+    assert SECRET not in read.content
+    loaded = tools.call("skill_load", {"skill": "linked", "docs": [path]})
+    assert loaded.status == "ok"
+    assert "hard link" in loaded.content and SECRET not in loaded.content
+    with pytest.raises(FileAccessError, match="hard link") as caught:
+        repo.read_file("linked", path)
+    assert caught.value.reason == "refused"
+
+
+def test_a_hard_link_planted_after_the_scan_is_not_served_over_mcp(
+    root: Path, tmp_path: Path
+) -> None:
+    pytest.importorskip("mcp", reason="the mcp extra is not installed")
+    import anyio
+    from mcp import Client
+    from mcp.shared.exceptions import MCPError
+
+    from skillshelf.mcpserver import SkillServer
+
+    server = SkillServer(_plant_after_the_scan(root, tmp_path))
+
+    async def check() -> None:
+        async with Client(server.server) as client:
+            with pytest.raises(MCPError, match="hard link"):
+                await client.read_resource("skill://linked/docs/notes.md")
+            with pytest.raises(MCPError, match="hard link"):
+                await client.read_resource("skill://linked/docs/readme.md")
+
+    anyio.run(check)
+
+
+def test_a_hard_linked_skill_md_planted_after_the_scan_is_not_served_over_mcp(
+    root: Path, tmp_path: Path
+) -> None:
+    pytest.importorskip("mcp", reason="the mcp extra is not installed")
+    import anyio
+    from mcp import Client
+    from mcp.shared.exceptions import MCPError
+
+    from skillshelf.mcpserver import SkillServer
+
+    server = SkillServer(_plant_after_the_scan(root, tmp_path))
+    os.link(root / "linked" / "SKILL.md", tmp_path / "SKILL-copy.md")
+
+    async def check() -> None:
+        async with Client(server.server) as client:
+            with pytest.raises(MCPError, match="hard link"):
+                await client.read_resource("skill://linked/SKILL.md")
+
+    anyio.run(check)
+
+
+def test_a_trusted_root_still_serves_a_hard_link_planted_after_the_scan(root: Path) -> None:
+    repo = Repository([root], cache_dir=False)
+    assert repo.read_file("linked", "docs/notes.md").text == SECRET

@@ -1,14 +1,17 @@
-"""Session and agent ids are opaque keys in every store: hostile ids never meet.
+"""Session and agent ids are keys in every store: hostile ids never meet.
 
-Ids with path traversal, quotes, NUL, glob and LIKE characters, key separators, line breaks,
-Unicode look-alikes and 10,000 characters: each (session, agent) pair sees only its own
+Session ids with path traversal, quotes, glob and LIKE characters, key separators, Unicode
+look-alikes and the longest length allowed: each (session, agent) pair sees only its own
 document, deleting one session deletes no other, and listing returns exactly what was stored.
 Redis keys are also checked from outside: nothing is written outside the store's prefix.
+Session ids that break the one name rule (``#``, control and format characters, past
+``MAX_NAME_CHARS``) are refused by every store, naming the rule.
 """
 
 from __future__ import annotations
 
 import itertools
+import re
 from pathlib import Path
 from typing import cast
 
@@ -16,7 +19,7 @@ import pytest
 
 from skillshelf.errors import UsageError
 from skillshelf.repository import Repository
-from skillshelf.stores import SessionStore
+from skillshelf.stores import MAX_NAME_CHARS, NAME_RULE, SessionStore
 from skillshelf.stores.redis import RedisStore
 from skillshelf.tools import SkillTools
 
@@ -30,8 +33,6 @@ HOSTILE_IDS = [
     "a/../b",
     "it's",
     'say "hi"',
-    "nul\x00byte",
-    "nul\x00",
     "*",
     "?",
     "[a-z]",
@@ -42,9 +43,6 @@ HOSTILE_IDS = [
     "pla_n",
     "p%",
     "\\",
-    "line\nbreak",
-    "line\rbreak",
-    "tab\there",
     "a:b",
     "a:b:c",
     "1:a",
@@ -59,11 +57,21 @@ HOSTILE_IDS = [
     "ｐｌａｉｎ",  # fullwidth: NFKC would fold it onto "plain"
     "e\u0301",
     "\u00e9",  # the precomposed form of the id above
+    "x" * MAX_NAME_CHARS,
+    "x" * (MAX_NAME_CHARS - 1),
+    "x" * (MAX_NAME_CHARS - 1) + "y",
+]
+REFUSED_IDS = [
+    "nul\x00byte",
+    "line\nbreak",
+    "line\rbreak",
+    "tab\there",
     "\u202eevil",
     "zero\u200bwidth",
-    "x" * 10_000,
-    "x" * 9_999,
-    "x" * 9_999 + "y",
+    "main#history",
+    "#",
+    " ",
+    "x" * (MAX_NAME_CHARS + 1),
 ]
 AGENTS = ["main", "main:x", "x", "*", "../main", "m\x00"]
 
@@ -91,7 +99,7 @@ def test_every_hostile_pair_sees_only_its_own_document(any_store: SessionStore) 
     assert any_store.sessions() == sorted(HOSTILE_IDS)
 
 
-@pytest.mark.parametrize("victim", ["plain", "*", "x" * 9_999, "nul\x00byte", "a:b"])
+@pytest.mark.parametrize("victim", ["plain", "*", "x" * (MAX_NAME_CHARS - 1), "it's", "a:b"])
 def test_deleting_one_hostile_session_deletes_no_other(
     any_store: SessionStore, victim: str
 ) -> None:
@@ -113,6 +121,22 @@ def test_deleting_an_unknown_glob_id_deletes_nothing(any_store: SessionStore) ->
         any_store.delete_session(pattern)
     assert any_store.sessions() == ["plain"]
     assert any_store.get("plain", "main") == _doc("plain", "main")
+
+
+@pytest.mark.parametrize("bad", REFUSED_IDS)
+def test_a_session_id_breaking_the_name_rule_is_refused_by_every_store_naming_the_rule(
+    any_store: SessionStore, bad: str
+) -> None:
+    for call in (
+        lambda: any_store.update(bad, "main", lambda _d: {"x": "1"}),
+        lambda: any_store.update_entries(bad, "main", ["e"], lambda _e: {"e": {"x": "1"}}),
+        lambda: any_store.get(bad, "main"),
+        lambda: any_store.get_entries(bad, "main"),
+        lambda: any_store.delete_session(bad),
+    ):
+        with pytest.raises(UsageError, match=re.escape(NAME_RULE)):
+            call()
+    assert any_store.sessions() == []
 
 
 @pytest.mark.parametrize("bad", ["", "\ud800", "lone\udfff"])
@@ -151,7 +175,7 @@ def test_redis_keys_stay_under_the_prefix(adversarial_redis_url: str) -> None:
 
 def test_model_tools_keep_hostile_sessions_apart(any_store: SessionStore) -> None:
     repo = Repository([EXAMPLES], cache_dir=False)
-    sessions = ["*", "?", "[*]", "../*", "x" * 10_000, "a\x00b", "a", "%", "_"]
+    sessions = ["*", "?", "[*]", "../*", "x" * MAX_NAME_CHARS, "a b", "a", "%", "_"]
     for session in sessions:
         tools = SkillTools(repo, store=any_store, session_id=session)
         assert tools.call("skill_load", {"skill": "release-notes"}).status == "ok"
@@ -166,3 +190,12 @@ def test_model_tools_keep_hostile_sessions_apart(any_store: SessionStore) -> Non
         tools = SkillTools(repo, store=any_store, session_id=session)
         again = tools.call("skill_load", {"skill": "release-notes"})
         assert again.data == {"skill": "release-notes", "already_loaded": True}
+
+
+@pytest.mark.parametrize("bad", REFUSED_IDS)
+def test_skill_tools_refuse_a_session_id_or_agent_breaking_the_name_rule(bad: str) -> None:
+    repo = Repository([EXAMPLES], cache_dir=False)
+    with pytest.raises(UsageError, match=re.escape(NAME_RULE)):
+        SkillTools(repo, session_id=bad)
+    with pytest.raises(UsageError, match=re.escape(NAME_RULE)):
+        SkillTools(repo, agent=bad)

@@ -7,6 +7,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import json
+import re
 import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -33,7 +34,7 @@ from skillshelf.agent.loop import Agent
 from skillshelf.errors import UsageError
 from skillshelf.harness import LOADED_CONTEXT_HEADER
 from skillshelf.repository import Repository
-from skillshelf.stores import SessionStore
+from skillshelf.stores import NAME_RULE, SessionStore
 from skillshelf.stores.memory import MemoryStore
 from skillshelf.stores.sqlite import SQLiteStore
 from skillshelf.testing import ScriptedModel, reply
@@ -394,14 +395,27 @@ def test_a_history_stored_by_0_1_under_the_suffixed_key_is_read_and_moved_into_i
     assert [m["content"] for m in load_history(store, "s1", "main")] == ["new"]
 
 
-def test_an_agent_named_like_a_suffixed_key_cannot_touch_another_agents_history(
-    repo: Repository,
+@pytest.mark.parametrize("name", ["main#history", "main#activations", "main#", "a\x00b"])
+def test_an_agent_named_like_a_suffixed_key_is_refused_and_cannot_touch_another_agents_state(
+    repo: Repository, make_store: StoreFactory, name: str
 ) -> None:
-    store = MemoryStore()
-    save_history(store, "s1", "main", [{"role": "user", "content": "mine"}])
-    clear_history(store, "s1", "main#history")
-    _agent(repo, store, ["Hi."], name="main#history").conversation("s1").send_sync("x")
-    assert [m["content"] for m in load_history(store, "s1", "main")] == ["mine"]
+    store = make_store()
+    legacy = history_to_doc([{"role": "user", "content": "mine, from 0.1"}])
+    store.update("s1", "main#history", lambda _d: legacy)
+    activations = {"session": [[0, "release-notes"]]}
+    store.update_entries("s1", "main", ["activations"], lambda _e: {"activations": activations})
+    refusals: list[Callable[[], object]] = [
+        lambda: load_history(store, "s1", name),
+        lambda: save_history(store, "s1", name, []),
+        lambda: clear_history(store, "s1", name),
+        lambda: _agent(repo, store, ["Hi."], name=name),
+        lambda: SkillTools(repo, store=store, session_id="s1", agent=name),
+    ]
+    for refused in refusals:
+        with pytest.raises(UsageError, match=re.escape(NAME_RULE)):
+            refused()
+    assert [m["content"] for m in load_history(store, "s1", "main")] == ["mine, from 0.1"]
+    assert store.get_entries("s1", "main", ["activations"]) == {"activations": activations}
 
 
 def test_unloading_every_skill_keeps_the_stored_history(repo: Repository) -> None:

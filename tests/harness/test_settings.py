@@ -34,7 +34,9 @@ def repo(tmp_path: Path) -> Repository:
         ({"tool_timeout_s": 0}, "tool_timeout_s must be positive"),
         ({"tool_retries": -1}, "tool_retries must not be negative"),
         ({"catalog_budget": -5}, "catalog_budget must not be negative"),
-        ({"agent": " "}, "agent must be a non-empty name"),
+        ({"agent": " "}, "The agent name ' ' is not a valid name"),
+        ({"agent": "main#history"}, "no '#'"),
+        ({"agent": "a\nb"}, "no control or format characters"),
     ],
 )
 def test_a_bad_option_is_a_usage_error_naming_it(changes: dict[str, object], message: str) -> None:

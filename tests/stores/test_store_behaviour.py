@@ -10,7 +10,7 @@ from typing import Any, cast
 import pytest
 
 from skillshelf.errors import UsageError
-from skillshelf.stores import Doc, SessionStore
+from skillshelf.stores import MAX_NAME_CHARS, Doc, SessionStore
 
 StoreFactory = Callable[[], SessionStore]
 
@@ -206,12 +206,14 @@ def test_non_string_ids_are_usage_errors(store: SessionStore) -> None:
         store.update(cast(str, 42), "main", _increment)
 
 
-def test_ten_thousand_character_ids_work(store: SessionStore) -> None:
-    session, agent = "s" * 10_000, "a" * 10_000
+def test_session_ids_of_the_longest_allowed_length_work(store: SessionStore) -> None:
+    session, agent = "s" * MAX_NAME_CHARS, "a" * 10_000
     store.update(session, agent, _increment)
     store.update(session, agent, _increment)
     assert store.get(session, agent) == {"n": 2}
     assert store.get(session, "a" * 9_999) is None
+    with pytest.raises(UsageError, match=f"1-{MAX_NAME_CHARS} characters"):
+        store.get(session + "s", agent)
     assert store.sessions() == [session]
     store.delete_session(session)
     assert store.get(session, agent) is None

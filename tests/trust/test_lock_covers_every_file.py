@@ -151,3 +151,29 @@ def test_capped_skill_cannot_be_verified(tmp_path: Path, monkeypatch: pytest.Mon
     assert "more than 2 files and folders" in drifts[0].summary()
     with pytest.raises(StagingRefused, match="more than 2"):
         Workspace(tmp_path / "ws").stage(repo.get("demo"))
+
+
+@pytest.mark.parametrize(("before", "after"), [(0o644, 0o755), (0o755, 0o644), (0o644, 0o645)])
+def test_a_mode_change_of_a_script_is_drift_for_verify_and_holds_the_skill(
+    tmp_path: Path, before: int, after: int
+) -> None:
+    root = tmp_path / "skills"
+    skill = make_skill(root, "demo", files={"scripts/run.py": "print(1)\n"})
+    script = skill / "scripts" / "run.py"
+    script.chmod(before)
+    lock_path = tmp_path / "skills.lock"
+    lock = Lockfile()
+    lock.approve(Repository([root], cache_dir=False, lockfile=False).skills)
+    lock.save(lock_path)
+    repo = Repository([root], cache_dir=False, lockfile=lock_path)
+    assert repo.names() == ["demo"]
+    script.chmod(after)
+    drifts = Lockfile.load(lock_path).verify(repo.skills)
+    assert [(d.name, d.kind, d.changed) for d in drifts] == [
+        ("demo", "changed", ("scripts/run.py",))
+    ]
+    result = CliRunner().invoke(main, ["verify", "--root", str(root), "--lock", str(lock_path)])
+    assert result.exit_code == 1
+    assert "demo\tchanged" in result.stdout and "scripts/run.py" in result.stdout
+    repo.refresh()
+    assert repo.names() == []

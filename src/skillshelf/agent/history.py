@@ -3,7 +3,9 @@
 The history is one entry (:data:`HISTORY_ENTRY`) of the (session, agent) record that holds the
 agent's skill state; it is written with the store's atomic update after each completed user
 turn (the last writer wins). A history stored by skillshelf 0.1 under the key
-``agent + "#history"`` is read when the entry is absent, and moved into it on the next write.
+``agent + "#history"`` is read when the entry is absent, and moved into it on the next write;
+agent names hold no ``#`` (:func:`~skillshelf.stores.check_name`), so that key is only ever
+``agent``'s own.
 The stored list is bounded: whole turns go from the oldest end, and a tool call never loses
 its result (a provider rejects a call without one). When a trimmed result carried a
 still-loaded skill's content, the materialiser's system-message fallback delivers that content
@@ -22,7 +24,7 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from skillshelf.errors import SkillshelfError, UsageError
-from skillshelf.stores import Doc, SessionStore
+from skillshelf.stores import Doc, SessionStore, check_name
 
 __all__ = [
     "HISTORY_ENTRY",
@@ -234,11 +236,12 @@ def load_history(store: SessionStore, session_id: str, agent: str) -> list[Messa
 
     Raises:
         HistoryError: The stored document is not a readable history.
+        UsageError: ``agent`` is not a valid agent name.
     """
     entries = store.get_entries(session_id, agent, [HISTORY_ENTRY])
     if HISTORY_ENTRY in entries:
         return history_from_doc(entries[HISTORY_ENTRY])
-    return history_from_doc(store.get(session_id, agent + _LEGACY_SUFFIX))
+    return history_from_doc(store.get(session_id, _legacy_key(agent)))
 
 
 def save_history(
@@ -250,21 +253,28 @@ def save_history(
     limit: HistoryLimit | None = None,
 ) -> list[Message]:
     """Store ``messages`` trimmed to ``limit``, replacing the stored ones; returns those kept."""
+    legacy = _legacy_key(agent)
     kept = trim_history(messages, limit or HistoryLimit())
     doc = history_to_doc(kept)
     store.update_entries(session_id, agent, [HISTORY_ENTRY], lambda _now: {HISTORY_ENTRY: doc})
-    _drop_legacy(store, session_id, agent)
+    _drop_legacy(store, session_id, legacy)
     return kept
 
 
 def clear_history(store: SessionStore, session_id: str, agent: str) -> None:
     """Delete the stored history of ``agent`` in ``session_id`` (skill state is kept)."""
+    legacy = _legacy_key(agent)
     store.update_entries(session_id, agent, [HISTORY_ENTRY], lambda _now: {HISTORY_ENTRY: None})
-    _drop_legacy(store, session_id, agent)
+    _drop_legacy(store, session_id, legacy)
 
 
-def _drop_legacy(store: SessionStore, session_id: str, agent: str) -> None:
-    """Remove a 0.1 history document of ``agent`` once its entry replaced it."""
-    key = agent + _LEGACY_SUFFIX
+def _legacy_key(agent: str) -> str:
+    """The key skillshelf 0.1 kept ``agent``'s history under (checked first: a name holding
+    ``#`` could make it another agent's key)."""
+    return check_name("agent name", agent) + _LEGACY_SUFFIX
+
+
+def _drop_legacy(store: SessionStore, session_id: str, key: str) -> None:
+    """Remove a 0.1 history document once its entry replaced it."""
     if store.get(session_id, key) is not None:
         store.update(session_id, key, lambda _old: None)

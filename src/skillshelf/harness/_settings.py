@@ -21,7 +21,7 @@ from skillshelf.harness._materialize import Placement
 from skillshelf.harness._records import DEFAULT_TOOL_RETRIES, DEFAULT_TOOL_TIMEOUT_S
 from skillshelf.harness._tool_style import TOOL_STYLES, ToolStyle
 from skillshelf.skills.skill import Skill
-from skillshelf.stores import SessionStore
+from skillshelf.stores import SessionStore, check_name
 from skillshelf.tools import Activation, Tool
 
 if TYPE_CHECKING:
@@ -52,7 +52,8 @@ class SkillSettings:
 
     Attributes:
         agent: The agent's name: its skill state is kept under it within a conversation
-            (distinct per sub-agent).
+            (distinct per sub-agent). It follows :data:`~skillshelf.stores.NAME_RULE` (no
+            ``#``, no control characters, at most 256 characters).
         instructions: The caller's part of the system prompt, before the catalog.
         store: Session store for skill state (None: an in-memory store private to the
             harness that takes these settings).
@@ -120,8 +121,7 @@ class SkillSettings:
                 object.__setattr__(self, name, tuple(value))
         for name, allowed in _CHOICES.items():
             _choice(name, getattr(self, name), allowed)
-        if not isinstance(self.agent, str) or not self.agent.strip():
-            raise UsageError("agent must be a non-empty name")
+        check_name("agent name", self.agent)
         if isinstance(self.max_loaded, bool) or not isinstance(self.max_loaded, int):
             raise UsageError("max_loaded must be an integer")
         if self.max_loaded < 1:

@@ -22,7 +22,7 @@ from skillshelf.lint._checks import (
     check_files,
     check_name,
 )
-from skillshelf.lint._imports import check_imports
+from skillshelf.lint._imports import check_imports, check_unparsable
 from skillshelf.lint._model import (
     RULES,
     LintFinding,
@@ -66,6 +66,7 @@ _PER_SKILL: Final = (
     check_files,
     check_tools,
     check_imports,
+    check_unparsable,
 )
 # Rules that read only names and descriptions: selecting only these skips all file reading.
 _CATALOG_ONLY: Final = ("description.", "name.")

@@ -94,10 +94,19 @@ class _Files:
             return ""  # listed a moment ago; a vanished or unreadable file has nothing to say
         return data.decode("utf-8", errors="replace")
 
-    def unavailable_imports(self, known: dict[str, bool] | None) -> tuple[ScriptImport, ...]:
-        scripts = sorted(f for f in self.files if f.endswith(".py"))[:MAX_SCRIPTS]
-        found = [i for script in scripts for i in script_imports(script, self.read(script))]
-        return tuple(unavailable(found, known))
+    def scripts(
+        self, known: dict[str, bool] | None
+    ) -> tuple[tuple[ScriptImport, ...], tuple[str, ...]]:
+        """The unavailable imports of the Python scripts, and the scripts too deep to parse."""
+        found: list[ScriptImport] = []
+        unparsable: list[str] = []
+        for script in sorted(f for f in self.files if f.endswith(".py"))[:MAX_SCRIPTS]:
+            imports = script_imports(script, self.read(script))
+            if imports is None:
+                unparsable.append(script)
+            else:
+                found.extend(imports)
+        return tuple(unavailable(found, known)), tuple(unparsable)
 
 
 def subject_from_skill(skill: Skill, *, known: dict[str, bool] | None = None) -> LintSubject:
@@ -122,6 +131,7 @@ def subject_from_skill(skill: Skill, *, known: dict[str, bool] | None = None) ->
         bool(manifest.allowed_tools) or not manifest.not_tools
     )
     listed = _Files(skill.directory)
+    imports, unparsable = listed.scripts(known)
     docs = frozenset(
         f for f in listed.files if f.lower().endswith(_DOC_SUFFIXES) and f != skill.skill_md_name
     )
@@ -139,5 +149,6 @@ def subject_from_skill(skill: Skill, *, known: dict[str, bool] | None = None) ->
         files=listed.files,
         docs=_Docs(listed, docs),
         escaping=listed.escaping,
-        unavailable_imports=listed.unavailable_imports(known),
+        unavailable_imports=imports,
+        unparsable_scripts=unparsable,
     )

@@ -9,6 +9,8 @@ ImportError`` (optional dependencies) and ``if TYPE_CHECKING:`` blocks. :func:`u
 neither in the standard library nor found by :func:`importlib.util.find_spec`, which looks a
 top-level name up without importing it. :func:`check_imports` (pure) leaves out modules the
 skill ships itself (``scripts/helpers.py``, a ``scripts/`` package) and reports the rest.
+A script nested too deeply for Python's parser is one finding of its own
+(:func:`check_unparsable`), never a failure of the whole run.
 """
 
 from __future__ import annotations
@@ -23,19 +25,34 @@ from typing import Final
 from skillshelf.exec.missing import PACKAGE_HINTS
 from skillshelf.lint._model import LintFinding, LintSubject, ScriptImport, finding
 
-__all__ = ["ScriptImport", "check_imports", "script_imports", "unavailable"]
+__all__ = [
+    "ScriptImport",
+    "check_imports",
+    "check_unparsable",
+    "script_imports",
+    "unavailable",
+]
 
 logger = logging.getLogger(__name__)
 
 _OPTIONAL: Final = frozenset({"ImportError", "ModuleNotFoundError", "Exception", "BaseException"})
 
 
-def script_imports(file: str, source: str) -> list[ScriptImport]:
-    """The unconditional top-level imports of one Python source (none when it does not parse)."""
+def script_imports(file: str, source: str) -> list[ScriptImport] | None:
+    """The unconditional top-level imports of one Python source (none when it does not parse).
+
+    Returns:
+        None when the parser gives up on the source's nesting (a 40 KB ``1+1+…`` chain, a
+        long run of unary operators): Python could not run the script either.
+    """
     try:
         tree = ast.parse(source, filename=file)
     except (SyntaxError, ValueError):
         return []  # not Python 3 (or NUL bytes): nothing to say about its imports
+    except (RecursionError, MemoryError):
+        # The C parser reports a nesting past its stack as MemoryError; the source is at most
+        # MAX_DOC_BYTES, so this is the nesting, not a machine out of memory.
+        return None
     found: dict[str, ScriptImport] = {}
     for node in _required(tree.body):
         names: list[str] = []
@@ -140,6 +157,22 @@ def check_imports(subject: LintSubject) -> list[LintFinding]:
             )
         )
     return out
+
+
+def check_unparsable(subject: LintSubject) -> list[LintFinding]:
+    """A finding per Python script nested too deeply for Python's parser."""
+    return [
+        finding(
+            "script.unparsable",
+            subject,
+            f"{script} nests too deeply for Python's parser (it gave up with a recursion or "
+            "memory error), so Python cannot run it and its imports were not checked",
+            "split the deeply nested expression into smaller statements; a generated file "
+            "this deep is likely not meant to be a script",
+            file=script,
+        )
+        for script in subject.unparsable_scripts
+    ]
 
 
 def _shipped_modules(files: frozenset[str]) -> frozenset[str]:

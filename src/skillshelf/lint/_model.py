@@ -65,6 +65,11 @@ _RULE_LIST: Final = (
         "warning",
         "a Python script imports a module neither in the standard library nor installed here",
     ),
+    Rule(
+        "script.unparsable",
+        "warning",
+        "a Python script nested too deeply for Python's parser (it cannot run)",
+    ),
     Rule("file.missing", "warning", "resource path mentioned in the body but not in the skill"),
     Rule("tools.not_granted", "warning", "body needs a tool that allowed-tools does not grant"),
     Rule("tools.not_a_tool", "warning", "allowed-tools/tools entry that is not a tool (an agent)"),
@@ -114,6 +119,8 @@ class LintSubject:
         unavailable_imports: Top-level modules the skill's Python scripts import that are
             neither in the standard library nor importable where lint runs (modules the skill
             ships itself are filtered out by the check, from ``files``).
+        unparsable_scripts: Python scripts (relative paths) nested too deeply for Python's
+            parser.
     """
 
     name: str
@@ -130,6 +137,7 @@ class LintSubject:
     docs: Mapping[str, str] = field(default_factory=dict)
     escaping: frozenset[str] = frozenset()
     unavailable_imports: tuple[ScriptImport, ...] = ()
+    unparsable_scripts: tuple[str, ...] = ()
 
     def path_of(self, relative: str) -> str:
         """The path a finding shows for a file of this skill."""

@@ -320,7 +320,7 @@ def read_bytes(skill: Skill, relative: str) -> bytes:
 
 
 def _open(skill: Skill, relative: str) -> int:
-    if relative == SKILL_MD:
+    if relative == SKILL_MD and not skill.untrusted:
         # SKILL.md's name on disk comes from discovery, not from the client: opened beneath
         # the skill's canonical folder following no link, it is the file the joined path
         # below leads to. Anything else (a link, a file gone) takes that path, for its answer.
@@ -328,5 +328,6 @@ def _open(skill: Skill, relative: str) -> int:
             return open_beneath(skill.real_directory, skill.skill_md_name, follow_root=False)
         except OSError:
             pass
-    fd, _, _ = open_skill_file(skill.real_path, _on_disk(skill, relative), anchored=True)
+    on_disk = _on_disk(skill, relative)
+    fd, _, _ = open_skill_file(skill.real_path, on_disk, anchored=True, one_name=skill.untrusted)
     return fd

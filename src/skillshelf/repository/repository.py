@@ -305,7 +305,10 @@ class Repository:
         """
         from skillshelf.skills.paths import read_skill_file
 
-        return read_skill_file(self.get(name).real_path, path, max_chars=max_chars, anchored=True)
+        skill = self.get(name)
+        return read_skill_file(
+            skill.real_path, path, max_chars=max_chars, anchored=True, one_name=skill.untrusted
+        )
 
     # -- scanning ------------------------------------------------------------------------
 
@@ -333,6 +336,8 @@ class Repository:
             keep_last_good(before, state, winners)
         if self._trust is not None:
             apply_review(self._trust.review(winners), state, winners)
+            for skill in winners.values():
+                skill.untrusted = skill.root in self._trust.untrusted
         state.skills = dict(sorted(winners.items()))
         changes = diff(before, state.skills)
         if not changes:

@@ -226,7 +226,11 @@ def _gather_docs(
             continue
         try:
             content = read_skill_file(
-                skill.real_path, relative, max_chars=min(max_doc_chars, budget), anchored=True
+                skill.real_path,
+                relative,
+                max_chars=min(max_doc_chars, budget),
+                anchored=True,
+                one_name=skill.untrusted,
             )
             doc = DocSnapshot(relative, content=content.file_text())
         except FileAccessError as exc:

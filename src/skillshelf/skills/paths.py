@@ -129,7 +129,12 @@ class FileContent(FileText):
 
 
 def read_skill_file(
-    skill_dir: Path, relative: str, *, max_chars: int = 24_000, anchored: bool = False
+    skill_dir: Path,
+    relative: str,
+    *,
+    max_chars: int = 24_000,
+    anchored: bool = False,
+    one_name: bool = False,
 ) -> FileContent:
     """Read a file inside a skill, safely joined, capped, and classified as text or binary.
 
@@ -142,6 +147,7 @@ def read_skill_file(
         relative: The path as the model sent it.
         max_chars: Characters of text to keep; the rest is cut and the cut is marked.
         anchored: ``skill_dir`` is a skill's canonical folder; see :func:`open_skill_file`.
+        one_name: Refuse a hard link; see :func:`open_skill_file`.
 
     Raises:
         FileAccessError: ``reason="refused"`` for a path :func:`safe_join` refuses,
@@ -150,7 +156,7 @@ def read_skill_file(
     """
     if max_chars < 1:
         raise UsageError(f"max_chars must be at least 1, got {max_chars}")
-    fd, path, shown = open_skill_file(skill_dir, relative, anchored=anchored)
+    fd, path, shown = open_skill_file(skill_dir, relative, anchored=anchored, one_name=one_name)
     # Enough bytes for max_chars + 1 characters after a BOM, so "more text follows" is certain.
     limit = max(4 * (max_chars + 1) + 3, _SNIFF_BYTES)
     try:
@@ -173,7 +179,7 @@ def read_skill_file(
 
 
 def open_skill_file(
-    skill_dir: Path, relative: str, *, anchored: bool = False
+    skill_dir: Path, relative: str, *, anchored: bool = False, one_name: bool = False
 ) -> tuple[int, Path, str]:
     """Open a file of a skill for reading, race-free; the one way a model's path is opened.
 
@@ -189,6 +195,9 @@ def open_skill_file(
         anchored: ``skill_dir`` is the skill's canonical folder (``Skill.real_path``, links
             resolved at discovery): it is then not followed either, so the skill folder
             itself swapped for a link is refused too. Otherwise it may be a link.
+        one_name: Refuse a file with more than one name (a hard link), checked on the open
+            descriptor: for a skill from an untrusted root (:attr:`Skill.untrusted`), whose
+            hard link may be any file of this machine, like a symbolic link out of it.
 
     Returns:
         ``(fd, path, shown)``: an open descriptor of a regular file (the caller closes it),
@@ -204,7 +213,7 @@ def open_skill_file(
     clipped = clip(shown, _SHOWN_PATH_CHARS)
     inside = path.relative_to(root).as_posix()
     try:
-        return open_beneath(str(root), inside, follow_root=not anchored), path, shown
+        fd = open_beneath(str(root), inside, follow_root=not anchored)
     except IsADirectoryError as exc:
         raise FileAccessError(f"{clipped!r} is a directory, not a file.", reason="missing") from exc
     except OSError as exc:
@@ -223,6 +232,22 @@ def open_skill_file(
         raise FileAccessError(
             f"{clipped!r} cannot be read: {exc.strerror or exc}.", reason="unreadable"
         ) from exc
+    if one_name:
+        _refuse_hard_link(fd, clipped)
+    return fd, path, shown
+
+
+def _refuse_hard_link(fd: int, shown: str) -> None:
+    """Close ``fd`` and refuse it when its file has more than one name."""
+    names = os.fstat(fd).st_nlink
+    if names > 1:
+        os.close(fd)
+        raise FileAccessError(
+            f"Refused {shown!r}: it is a hard link (the file has {names} names, so its bytes "
+            "may be any file of this machine), and a skill from an untrusted root is served "
+            "no hard link, as it is served no symbolic link out of the skill.",
+            reason="refused",
+        )
 
 
 def _link_in(root: Path, inside: str) -> bool:

@@ -60,6 +60,10 @@ class Skill:
             of them is a change of the skill.
         real_directory: The skill directory with symbolic links resolved at discovery (equal
             to ``directory`` unless a link was on the way to it).
+        untrusted: Found under a root the trust gate scans (archive and URL roots,
+            ``ScanPolicy.untrusted_roots``); set by the repository. Its files are read only
+            while they have one name: a hard link planted after the scan is refused at read
+            time, as a symbolic link out of the skill is.
     """
 
     __slots__ = (
@@ -74,6 +78,7 @@ class Skill:
         "name",
         "root",
         "skill_md_name",
+        "untrusted",
     )
 
     def __init__(
@@ -100,6 +105,7 @@ class Skill:
         self._diagnostics: tuple[Diagnostic, ...] | None = diagnostics
         self._row: tuple[object, ...] | None = None
         self._real = real_directory
+        self.untrusted = False
 
     @classmethod
     def from_row(
@@ -123,6 +129,7 @@ class Skill:
         skill._diagnostics = None
         skill._row = row
         skill._real = real_directory
+        skill.untrusted = False
         return skill
 
     def __repr__(self) -> str:

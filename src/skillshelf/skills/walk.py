@@ -35,8 +35,9 @@ Policy:
 
 The digest (:func:`digest_walk`) is stable across machines: SHA-256 over the entries in sorted
 path order (UTF-8 bytes), each line its ``/``-separated relative path, a NUL, its digest
-(``sha256:<hex>`` of a file's bytes as they are, ``symlink:<link text>``, ``special:<kind>``)
-and a newline. Directories carry no content of their own.
+(``sha256:<hex>`` of a file's bytes as they are, followed by ``+x`` when any execute bit is
+set, since ``chmod +x`` turns a document into a program; ``symlink:<link text>``,
+``special:<kind>``) and a newline. Directories carry no content of their own.
 """
 
 from __future__ import annotations
@@ -59,6 +60,7 @@ __all__ = [
     "MAX_TOTAL_BYTES",
     "Entry",
     "EntryKind",
+    "Fingerprint",
     "SkillDigest",
     "SkillWalk",
     "absolute",
@@ -87,6 +89,12 @@ MAX_TOTAL_BYTES: Final = 1 << 30
 MAX_FILE_BYTES: Final = 256 << 20
 # Files are hashed, scanned and copied in pieces this big, never read whole.
 CHUNK: Final = 1 << 16
+# What SkillWalk.fingerprint() gives: per entry path, kind, size, mtime, link text, link count
+# and whether it is executable.
+Fingerprint = tuple[tuple[str, str, int, int, str | None, int, bool], ...]
+# Any execute bit makes a file a program: chmod +x is a change of the skill, digested as this.
+_EXECUTE_BITS: Final = stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH
+_EXECUTABLE_MARK: Final = "+x"
 _DIR_FLAGS: Final = (
     os.O_RDONLY
     | getattr(os, "O_DIRECTORY", 0)
@@ -118,6 +126,7 @@ class Entry:
         target_kind: ``"file"`` or ``"dir"`` for such a link; None otherwise.
         nlink: Hard links to a regular file (more than 1: the same bytes have another name,
             possibly outside the skill).
+        executable: A regular file with any execute bit set.
     """
 
     path: str
@@ -128,6 +137,7 @@ class Entry:
     target: str | None = None
     target_kind: Literal["file", "dir"] | None = None
     nlink: int = 1
+    executable: bool = False
 
     @property
     def servable_file(self) -> bool:
@@ -164,10 +174,14 @@ class SkillWalk:
         """Regular files and links to regular files inside the skill."""
         return tuple(e for e in self.entries if e.servable_file)
 
-    def fingerprint(self) -> tuple[tuple[str, str, int, int, str | None, int], ...]:
+    def fingerprint(self) -> Fingerprint:
         """Cheap identity of the content (paths, kinds, sizes, times, link texts, link counts:
-        a hard link made to a file changes no time of it, only its count)."""
-        return tuple((e.path, e.kind, e.size, e.mtime_ns, e.link, e.nlink) for e in self.entries)
+        a hard link made to a file changes no time of it, only its count; execute bits: nor
+        does a ``chmod``)."""
+        return tuple(
+            (e.path, e.kind, e.size, e.mtime_ns, e.link, e.nlink, e.executable)
+            for e in self.entries
+        )
 
     def full_path(self, relative: str) -> str:
         """The on-disk path of ``relative`` (a path from this walk)."""
@@ -302,14 +316,30 @@ def _describe(
     if stats is not None:
         stats[relative] = info
     if stat.S_ISREG(info.st_mode):  # nearly every entry: spare _kind
+        executable = bool(info.st_mode & _EXECUTE_BITS)
         return Entry(
-            relative, "file", info.st_size, info.st_mtime_ns, None, None, None, info.st_nlink
+            relative,
+            "file",
+            info.st_size,
+            info.st_mtime_ns,
+            None,
+            None,
+            None,
+            info.st_nlink,
+            executable,
         )
     kind = _kind(info.st_mode)
     if kind != "symlink":
         if kind != "file":
             return Entry(relative, kind, 0, info.st_mtime_ns)
-        return Entry(relative, kind, info.st_size, info.st_mtime_ns, nlink=info.st_nlink)
+        return Entry(
+            relative,
+            kind,
+            info.st_size,
+            info.st_mtime_ns,
+            nlink=info.st_nlink,
+            executable=bool(info.st_mode & _EXECUTE_BITS),
+        )
     try:
         text = os.readlink(child.path)
     except OSError:
@@ -492,7 +522,7 @@ def entry_digest(
                     sink(chunk)
         except OSError as exc:
             return f"unreadable:{exc.errno}"
-        return "sha256:" + hasher.hexdigest()
+        return "sha256:" + hasher.hexdigest() + (_EXECUTABLE_MARK if entry.executable else "")
     if entry.kind == "symlink":
         return f"symlink:{entry.link}"
     if entry.kind == "dir":

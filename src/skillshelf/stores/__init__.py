@@ -23,6 +23,9 @@ from typing import TYPE_CHECKING, Final
 from skillshelf._lazy import lazy_attributes
 from skillshelf.errors import ConfigError
 from skillshelf.stores.base import (
+    MAX_DOC_DEPTH,
+    MAX_NAME_CHARS,
+    NAME_RULE,
     Doc,
     Entries,
     EntriesUpdater,
@@ -30,6 +33,7 @@ from skillshelf.stores.base import (
     StoreConflictError,
     StoreError,
     Updater,
+    check_name,
 )
 
 if TYPE_CHECKING:
@@ -38,6 +42,9 @@ if TYPE_CHECKING:
     from skillshelf.stores.sqlite import SQLiteStore
 
 __all__ = [
+    "MAX_DOC_DEPTH",
+    "MAX_NAME_CHARS",
+    "NAME_RULE",
     "STATE_TTL_S",
     "Doc",
     "Entries",
@@ -49,6 +56,7 @@ __all__ = [
     "StoreConflictError",
     "StoreError",
     "Updater",
+    "check_name",
     "open_store",
 ]
 

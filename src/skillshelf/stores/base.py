@@ -8,13 +8,17 @@ from __future__ import annotations
 
 import json
 import threading
+import unicodedata
 from collections.abc import Callable, Collection, Iterator, Mapping
 from contextlib import contextmanager
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, Final, Protocol, runtime_checkable
 
 from skillshelf.errors import SkillshelfError, UsageError
 
 __all__ = [
+    "MAX_DOC_DEPTH",
+    "MAX_NAME_CHARS",
+    "NAME_RULE",
     "Doc",
     "Entries",
     "EntriesUpdater",
@@ -22,6 +26,7 @@ __all__ = [
     "StoreConflictError",
     "StoreError",
     "Updater",
+    "check_name",
 ]
 
 Doc = dict[str, Any]
@@ -30,6 +35,16 @@ Entries = dict[str, Doc]
 # Gets the entries it asked for that exist; returns the changes: entry name -> document, or
 # None to delete that entry.
 EntriesUpdater = Callable[[Entries], Mapping[str, Doc | None]]
+# How deep a stored document may nest (objects and arrays). What skillshelf writes nests under
+# ten levels; a deeper one read back would make every recursive reader (json, ==, copies)
+# risk RecursionError, so it is refused when written and is a corrupt document when read.
+MAX_DOC_DEPTH: Final = 100
+# Agent names and session ids are keys, shown in logs and traces: a bound keeps them keys.
+MAX_NAME_CHARS: Final = 256
+NAME_RULE: Final = (
+    f"1-{MAX_NAME_CHARS} characters of valid Unicode, not only spaces, with no '#' "
+    "and no control or format characters"
+)
 
 
 class StoreError(SkillshelfError):
@@ -52,9 +67,11 @@ class SessionStore(Protocol):
     costs what it touches, not what the session holds. Both expire and are deleted together
     with their session.
 
-    Session and agent ids and entry names are non-empty strings
-    (:class:`~skillshelf.errors.UsageError` otherwise). Documents are dicts that ``json``
-    can serialise; nothing is ever pickled.
+    Session ids follow :data:`NAME_RULE` (:func:`check_name`); agent ids and entry names are
+    non-empty strings of valid Unicode (agent ids are keys: the library derives some, such
+    as ``main#history``) — :class:`~skillshelf.errors.UsageError` otherwise. Documents are
+    dicts that ``json`` can serialise, at most :data:`MAX_DOC_DEPTH` levels deep; nothing is
+    ever pickled.
     """
 
     def get(self, session: str, agent: str) -> Doc | None:
@@ -125,6 +142,34 @@ class SessionStore(Protocol):
         ...
 
 
+def check_name(what: str, value: object) -> str:
+    """Check an agent name or a session (conversation) id a caller chose: one rule for both.
+
+    ``#`` is reserved: skillshelf derives keys from an agent's name with it (skillshelf 0.1
+    kept agent ``main``'s history under ``main#history``), so a name holding one could read or
+    delete another agent's state. Control and format characters could forge a log or trace
+    line, and the length keeps every key bounded.
+
+    Returns:
+        ``value``, when it follows :data:`NAME_RULE`.
+
+    Raises:
+        UsageError: It does not; the message states the rule.
+    """
+    if not isinstance(value, str) or not _follows_name_rule(value):
+        shown = repr(value[:80] + "…" if isinstance(value, str) and len(value) > 80 else value)
+        raise UsageError(f"The {what} {shown} is not a valid name: use {NAME_RULE}.")
+    return value
+
+
+def _follows_name_rule(value: str) -> bool:
+    if not value.strip() or len(value) > MAX_NAME_CHARS or "#" in value:
+        return False
+    if not _is_unicode(value):
+        return False
+    return all(unicodedata.category(char) not in ("Cc", "Cf") for char in value)
+
+
 # Helpers shared by the stores (private to this package).
 
 
@@ -141,7 +186,8 @@ def _check_ttl(ttl_s: float | None) -> None:
 
 
 def _check_ids(session: str, agent: str) -> None:
-    _check_id("session", session)
+    # The agent id is a key, not a name: the library derives keys such as "main#history".
+    check_name("session id", session)
     _check_id("agent", agent)
 
 
@@ -182,6 +228,8 @@ def _decode_entries(raw: Mapping[str, str | bytes]) -> Entries:
 def _encode(doc: object) -> str:
     if not isinstance(doc, dict):
         raise TypeError(f"A session document must be a dict or None, not {type(doc).__name__}.")
+    if not _within_depth(doc):
+        raise TypeError(f"A session document must nest at most {MAX_DOC_DEPTH} levels deep.")
     try:
         text = json.dumps(doc, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
     except (TypeError, ValueError) as exc:
@@ -211,9 +259,35 @@ def _decode(raw: str | bytes | None) -> Doc | None:
         doc = json.loads(raw)
     except ValueError as exc:  # JSONDecodeError, and UnicodeDecodeError for bytes
         raise StoreError(f"A stored session document is not valid JSON: {exc}") from exc
+    except RecursionError:  # json's own recursion is bounded by the interpreter's limit
+        raise _too_deep() from None
+    if not _within_depth(doc):
+        raise _too_deep()
     if not isinstance(doc, dict):
         raise StoreError(f"A stored session document is a JSON {type(doc).__name__}, not an object")
     return doc
+
+
+def _too_deep() -> StoreError:
+    return StoreError(f"A stored session document nests deeper than {MAX_DOC_DEPTH} levels.")
+
+
+def _within_depth(value: object, limit: int = MAX_DOC_DEPTH) -> bool:
+    """Whether ``value`` nests at most ``limit`` containers deep (walked without recursion;
+    a cycle counts as too deep)."""
+    pending: list[tuple[object, int]] = [(value, 1)]
+    while pending:
+        item, depth = pending.pop()
+        if isinstance(item, dict):
+            children: Collection[object] = item.values()
+        elif isinstance(item, list | tuple):
+            children = item
+        else:
+            continue
+        if depth > limit:
+            return False
+        pending.extend((child, depth + 1) for child in children)
+    return True
 
 
 class _ReentryGuard:

@@ -14,7 +14,6 @@ from skillshelf.stores.base import (
     Entries,
     EntriesUpdater,
     Updater,
-    _check_id,
     _check_ids,
     _check_names,
     _check_ttl,
@@ -23,6 +22,7 @@ from skillshelf.stores.base import (
     _encode,
     _encode_changes,
     _ReentryGuard,
+    check_name,
 )
 
 __all__ = ["MemoryStore"]
@@ -120,7 +120,7 @@ class MemoryStore:
 
     def delete_session(self, session: str) -> None:
         """Delete the documents and entries of every agent of ``session``."""
-        _check_id("session", session)
+        check_name("session id", session)
         self._guard.check()
         with self._lock:
             self._check_open()

@@ -49,7 +49,6 @@ from skillshelf.stores.base import (
     StoreConflictError,
     StoreError,
     Updater,
-    _check_id,
     _check_ids,
     _check_names,
     _decode,
@@ -57,6 +56,7 @@ from skillshelf.stores.base import (
     _encode,
     _encode_changes,
     _ReentryGuard,
+    check_name,
 )
 
 if TYPE_CHECKING:
@@ -368,7 +368,7 @@ class RedisStore:
 
     def delete_session(self, session: str) -> None:
         """Delete the documents and entries of every agent of ``session``."""
-        _check_id("session", session)
+        check_name("session id", session)
         self._check_usable()
         agents_key, records_key = self._agents_key(session), self._records_key(session)
         for attempt in range(self._max_attempts):

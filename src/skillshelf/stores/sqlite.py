@@ -22,7 +22,6 @@ from skillshelf.stores.base import (
     EntriesUpdater,
     StoreError,
     Updater,
-    _check_id,
     _check_ids,
     _check_names,
     _check_ttl,
@@ -31,6 +30,7 @@ from skillshelf.stores.base import (
     _encode,
     _encode_changes,
     _ReentryGuard,
+    check_name,
 )
 
 __all__ = ["SQLiteStore"]
@@ -256,7 +256,7 @@ class SQLiteStore:
 
     def delete_session(self, session: str) -> None:
         """Delete the documents and entries of every agent of ``session``."""
-        _check_id("session", session)
+        check_name("session id", session)
         self._guard.check()
         with self._talking():
             conn = self._connection()

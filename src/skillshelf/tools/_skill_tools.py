@@ -26,7 +26,7 @@ from skillshelf.core.tooldef import to_anthropic, to_mcp, to_openai
 from skillshelf.errors import SkillshelfError, ToolError, ToolRetry, UsageError
 from skillshelf.repository import Repository
 from skillshelf.skills.skill import Skill
-from skillshelf.stores import SessionStore, StoreError, open_store
+from skillshelf.stores import SessionStore, StoreError, check_name, open_store
 from skillshelf.tools._catalog import list_skills, search
 from skillshelf.tools._exec_tool import choose_executor, run_command
 from skillshelf.tools._load import list_skill_docs, load, resolve_docs, select_docs
@@ -67,6 +67,7 @@ class SkillTools:
         store: Session store (default: in-memory).
         session_id: The conversation.
         agent: The agent within it; a sub-agent's loads never show in its parent's state.
+            Both follow :data:`~skillshelf.stores.NAME_RULE` (:class:`UsageError` otherwise).
         load_mode: How long loads last (``once``, ``turn``, ``session``).
         max_loaded: Loaded skills kept before the least recently touched is evicted.
         visible: Per-request filter; hidden skills are absent from lists, enums and checks.
@@ -109,6 +110,8 @@ class SkillTools:
     ) -> None:
         if max_loaded < 1:
             raise UsageError("max_loaded must be at least 1")
+        check_name("session id", session_id)
+        check_name("agent name", agent)
         self.repo = repo
         self.store = store if store is not None else open_store(None)
         self.session_id = session_id

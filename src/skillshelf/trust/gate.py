@@ -4,8 +4,8 @@ Used by :class:`~skillshelf.repository.Repository` only when a lockfile is confi
 is untrusted (archive and URL roots always are), so plain folder roots never pay for it.
 Each review walks every skill folder once with the one walker (:mod:`skillshelf.skills.walk`);
 digests and scans are cached per skill folder by that walk's fingerprint (paths, kinds, sizes,
-modification times, link texts, hard-link counts), so a refresh re-reads only skills that
-changed, and the digest and the scan see exactly the walked file set.
+modification times, link texts, hard-link counts, execute bits), so a refresh re-reads only
+skills that changed, and the digest and the scan see exactly the walked file set.
 """
 
 from __future__ import annotations
@@ -17,13 +17,12 @@ from dataclasses import dataclass, field
 from skillshelf.core.diagnostics import Diagnostic
 from skillshelf.errors import SkillNotFoundError
 from skillshelf.skills.skill import Skill
-from skillshelf.skills.walk import SkillDigest, SkillWalk, digest_walk, walk_skill
+from skillshelf.skills.walk import Fingerprint, SkillDigest, SkillWalk, digest_walk, walk_skill
 from skillshelf.trust.lockfile import LockEntry, Lockfile, LockfileError
 from skillshelf.trust.scanner import Finding, ScanPolicy, scan_walk
 
 __all__ = ["Review", "TrustGate"]
 
-_Fingerprint = tuple[tuple[str, str, int, int, str | None, int], ...]
 _ALWAYS_HELD = frozenset({"scan.hard_link"})
 
 
@@ -58,8 +57,8 @@ class TrustGate:
     untrusted: frozenset[str]
     lock_problem: Diagnostic | None = None
     held: dict[str, Skill] = field(default_factory=dict)
-    _digests: dict[str, tuple[_Fingerprint, SkillDigest]] = field(default_factory=dict)
-    _scans: dict[str, tuple[_Fingerprint, list[Finding]]] = field(default_factory=dict)
+    _digests: dict[str, tuple[Fingerprint, SkillDigest]] = field(default_factory=dict)
+    _scans: dict[str, tuple[Fingerprint, list[Finding]]] = field(default_factory=dict)
 
     @classmethod
     def create(

@@ -5,7 +5,8 @@ version, a content digest and one digest per file. The content digest is stable 
 machines and is the one :mod:`skillshelf.skills.walk` computes over the one walk of a skill
 folder: every entry (dotfiles, ``.git/``, ``__pycache__/`` included), each as its
 ``/``-separated relative path, a NUL, and the SHA-256 of its bytes exactly as they are (no
-line-ending normalisation); symlinks count by their link text, FIFOs and devices by their kind.
+line-ending normalisation), marked ``+x`` when an execute bit is set (a mode change is a
+change); symlinks count by their link text, FIFOs and devices by their kind.
 A skill too big to walk whole (see the walker's caps) can never match its entry.
 
 With a lockfile configured, a skill whose digest differs from the recorded one (or that is not
