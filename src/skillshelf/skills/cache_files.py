@@ -36,14 +36,16 @@ from pathlib import Path
 from typing import Final, NamedTuple
 
 __all__ = [
+    "CACHE_FIX",
     "RACY_NS",
     "Stamp",
+    "default_cache_dir",
     "matches",
     "private_folder",
+    "private_tree",
     "read_cache_file",
     "settled",
     "stamp_of",
-    "usable_cache_dir",
     "write_cache_file",
 ]
 
@@ -56,8 +58,23 @@ _NOFOLLOW: Final = getattr(os, "O_NOFOLLOW", 0)
 _DIR_FLAGS: Final = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | _NOFOLLOW
 _READ_FLAGS: Final = os.O_RDONLY | _NOFOLLOW | getattr(os, "O_NONBLOCK", 0)
 _WRITE_FLAGS: Final = os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW
+# What a user does about a cache folder refused.
+CACHE_FIX: Final = (
+    "make it your own and not writable by others (chown, chmod go-w) or set "
+    "SKILLSHELF_CACHE_DIR to a folder of your own"
+)
 _warned: set[str] = set()
 _warned_lock = threading.Lock()
+
+
+def default_cache_dir() -> Path:
+    """Where caches live: ``$SKILLSHELF_CACHE_DIR``, ``$XDG_CACHE_HOME/skillshelf``, or
+    ``~/.cache/skillshelf``, first one set wins."""
+    explicit = os.environ.get("SKILLSHELF_CACHE_DIR")
+    if explicit:
+        return Path(explicit)
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(base, "skillshelf")
 
 
 class Stamp(NamedTuple):
@@ -107,12 +124,7 @@ def _warn_once(path: Path, why: str) -> None:
         if key in _warned:
             return
         _warned.add(key)
-    logger.warning(
-        "cache folder %s is not used: %s; fix it (chmod go-w, chown) or set "
-        "SKILLSHELF_CACHE_DIR to a folder of your own",
-        path,
-        why,
-    )
+    logger.warning("cache folder %s is not used: %s; %s", path, why, CACHE_FIX)
 
 
 @contextlib.contextmanager
@@ -122,7 +134,8 @@ def private_folder(path: Path, *, create: bool) -> Iterator[int | None]:
     Created (``0700``, parents too) when missing and ``create``. A link, a non-folder, a
     folder of another user or one others may write to gives None and a warning, once.
     """
-    fd = _open_folder(path, create=create)
+    opened = _open_folder(path, create=create)
+    fd = opened if isinstance(opened, int) else None
     try:
         yield fd
     finally:
@@ -130,34 +143,47 @@ def private_folder(path: Path, *, create: bool) -> Iterator[int | None]:
             os.close(fd)
 
 
-def _open_folder(path: Path, *, create: bool) -> int | None:
+def _open_folder(path: Path, *, create: bool) -> int | str:
+    """A descriptor of ``path`` when it is ours to use, else why not."""
     try:
         fd = os.open(path, _DIR_FLAGS)
     except FileNotFoundError:
         if not create:
-            return None
+            return "it does not exist"
         try:
             path.mkdir(parents=True, exist_ok=True, mode=0o700)
             fd = os.open(path, _DIR_FLAGS)
         except OSError as exc:
             logger.debug("cache folder %s not created: %s", path, exc)
-            return None
+            return f"cannot create it ({exc.strerror or exc})"
     except OSError as exc:
         # ELOOP / ENOTDIR: a link or a file where the folder should be.
-        _warn_once(path, f"it is not a folder of its own ({exc.strerror})")
-        return None
-    why = _refusal(os.fstat(fd))
-    if why is not None:
-        os.close(fd)
+        why = f"it is not a folder of its own ({exc.strerror or exc})"
         _warn_once(path, why)
-        return None
+        return why
+    refused = _refusal(os.fstat(fd))
+    if refused is not None:
+        os.close(fd)
+        _warn_once(path, refused)
+        return refused
     return fd
 
 
-def usable_cache_dir(path: Path, *, create: bool = True) -> bool:
-    """Whether ``path`` is a cache folder ours to use (see :func:`private_folder`)."""
-    with private_folder(path, create=create) as fd:
-        return fd is not None
+def private_tree(base: Path, *parts: str) -> str | None:
+    """Why ``base`` or one of the folders ``base/parts[0]/parts[1]…`` is not ours to use as a
+    cache folder, or None when every one is (each is created when missing).
+
+    For caches used by path (extracted archive and URL roots): every folder on the way is
+    the user's own, so no other user can swap what is below it.
+    """
+    folder = base
+    for part in ("", *parts):
+        folder = folder / part if part else folder
+        opened = _open_folder(folder, create=True)
+        if isinstance(opened, str):
+            return f"the cache folder {folder} is not used: {opened}"
+        os.close(opened)
+    return None
 
 
 def read_cache_file(folder: Path, name: str) -> bytes | None:
@@ -188,27 +214,31 @@ def read_cache_file(folder: Path, name: str) -> bytes | None:
                 return None
 
 
-def write_cache_file(folder: Path, name: str, data: bytes) -> bool:
+def write_cache_file(folder: Path, name: str, data: bytes) -> str | None:
     """Write ``data`` as the cache file ``name`` in ``folder`` atomically (``0600``).
 
-    False when the folder is not ours to use or the write failed (it is only a cache).
+    Returns:
+        None when written, else why not: the folder is not ours to use or the write failed
+        (it is only a cache; callers usually ignore it).
     """
-    with private_folder(folder, create=True) as dir_fd:
-        if dir_fd is None:
-            return False
-        temporary = f".{name}.{secrets.token_hex(8)}.tmp"
+    opened = _open_folder(folder, create=True)
+    if isinstance(opened, str):
+        return opened
+    temporary = f".{name}.{secrets.token_hex(8)}.tmp"
+    try:
+        fd = os.open(temporary, _WRITE_FLAGS, 0o600, dir_fd=opened)
         try:
-            fd = os.open(temporary, _WRITE_FLAGS, 0o600, dir_fd=dir_fd)
-            try:
-                with os.fdopen(fd, "wb") as fh:
-                    fh.write(data)
-                # Atomic: a concurrent reader sees the old file or the new one.
-                os.replace(temporary, name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
-            except BaseException:  # broad on purpose: no temporary file survives; re-raised
-                with contextlib.suppress(OSError):
-                    os.unlink(temporary, dir_fd=dir_fd)
-                raise
-        except OSError as exc:
-            logger.debug("cache file %s not written: %s", folder / name, exc)
-            return False
-        return True
+            with os.fdopen(fd, "wb") as fh:
+                fh.write(data)
+            # Atomic: a concurrent reader sees the old file or the new one.
+            os.replace(temporary, name, src_dir_fd=opened, dst_dir_fd=opened)
+        except BaseException:  # broad on purpose: no temporary file survives; re-raised
+            with contextlib.suppress(OSError):
+                os.unlink(temporary, dir_fd=opened)
+            raise
+    except OSError as exc:
+        logger.debug("cache file %s not written: %s", folder / name, exc)
+        return exc.strerror or str(exc)
+    finally:
+        os.close(opened)
+    return None

@@ -32,7 +32,7 @@ from typing import Final, NamedTuple
 
 from skillshelf.core.diagnostics import Diagnostic, Severity
 from skillshelf.core.frontmatter import FrontmatterError, Mode
-from skillshelf.skills.cache_files import matches, settled
+from skillshelf.skills.cache_files import matches, settled, stamp_of
 from skillshelf.skills.index_cache import Index, Row, encode_row
 from skillshelf.skills.skill import (
     SKILL_MD_NAMES,
@@ -223,7 +223,7 @@ class _Walker:
             found = Found(md_path, encode_row(parsed, _NO_STAT), parsed, real, False)
         else:
             row = encode_row(parsed, st)
-            found = Found(md_path, row, parsed, real, settled(row, self.now_ns))
+            found = Found(md_path, row, parsed, real, settled(stamp_of(st), self.now_ns))
         self.result.found.append(found)
         return found
 

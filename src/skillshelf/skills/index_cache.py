@@ -33,6 +33,7 @@ from skillshelf.core.frontmatter import Mode
 from skillshelf.core.manifest import sound_manifest
 from skillshelf.skills.cache_files import (
     RACY_NS,
+    default_cache_dir,
     read_cache_file,
     settled,
     write_cache_file,
@@ -62,16 +63,6 @@ _FORMAT: Final = "skillshelf-index-8"
 #  description or None, diagnostics as tuples))
 Row = tuple[int, int, int, int, str | None, str | None, bool, bytes]
 Index = dict[str, Row]
-
-
-def default_cache_dir() -> Path:
-    """Where the index lives: ``$SKILLSHELF_CACHE_DIR``, ``$XDG_CACHE_HOME/skillshelf``, or
-    ``~/.cache/skillshelf``, first one set wins."""
-    explicit = os.environ.get("SKILLSHELF_CACHE_DIR")
-    if explicit:
-        return Path(explicit)
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return Path(base, "skillshelf")
 
 
 def _cache_name(key: str) -> str:

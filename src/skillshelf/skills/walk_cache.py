@@ -26,7 +26,8 @@ change what it leads to without any of these times changing; FIFOs, devices, unr
 capped walks are rare and not worth it), and walks that saw a stamp not
 :func:`~skillshelf.skills.cache_files.settled` at the walk itself — a change made in the same
 clock tick as the walk might not move the time it changed (the "racy" case ``git`` guards
-against the same way). Stamps and that rule are every cache's (:mod:`skillshelf.skills.cache_files`).
+against the same way). Stamps and that rule are every cache's
+(:mod:`skillshelf.skills.cache_files`).
 
 Only the display faces use it (``skill_load``'s tree and link check, the document list);
 the lockfile, the scanner and staging walk afresh, as they must.
