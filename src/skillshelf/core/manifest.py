@@ -68,6 +68,7 @@ __all__ = [
     "is_name_shaped",
     "parse_allowed_tools",
     "sound_manifest",
+    "sound_name",
 ]
 
 _PLAIN_FIELDS: Final = SPEC_FIELDS - {"allowed-tools"}
@@ -213,23 +214,8 @@ def sound_manifest(manifest: Manifest, *, dir_name: str | None, mode: Mode) -> b
     here too), and every field that is shown escaped and cut is escaped and cut. A cached
     manifest that is not sound is a cache miss: the SKILL.md is read again.
     """
-    name, description = manifest.name, manifest.description
-    plain = (
-        name == dir_name
-        and is_plain_name(name)
-        and description.isprintable()
-        and 0 < len(description) <= MAX_DESCRIPTION_LENGTH
-        and description == description.strip()
-    )
-    if not plain:
-        fm = Frontmatter({"name": name, "description": description}, "")
-        built, diagnostics = build_manifest(fm, dir_name=dir_name, mode=mode)
-        if (
-            built is None
-            or (built.name, built.description) != (name, description)
-            or not is_valid(built, diagnostics, mode=mode)
-        ):
-            return False
+    if not sound_name(manifest.name, manifest.description, dir_name=dir_name, mode=mode):
+        return False
     lines = (manifest.compatibility, manifest.when_to_use)
     phrases = (manifest.argument_hint, manifest.agent, manifest.version)
     license_ = manifest.license
@@ -241,6 +227,27 @@ def sound_manifest(manifest: Manifest, *, dir_name: str | None, mode: Mode) -> b
             len(values) <= MAX_PHRASES and all(_is_phrase(v) for v in values)
             for values in (manifest.tags, manifest.triggers)
         )
+    )
+
+
+def sound_name(name: str, description: str, *, dir_name: str | None, mode: Mode) -> bool:
+    """Whether ``name`` and ``description`` (read back from a cache) are what
+    :func:`build_manifest` gives for a valid SKILL.md in ``dir_name`` holding them: the part
+    of :func:`sound_manifest` the catalog needs."""
+    if (
+        name == dir_name
+        and is_plain_name(name)
+        and description.isprintable()
+        and 0 < len(description) <= MAX_DESCRIPTION_LENGTH
+        and description == description.strip()
+    ):
+        return True  # the common case, which every mode accepts as it is
+    fm = Frontmatter({"name": name, "description": description}, "")
+    built, diagnostics = build_manifest(fm, dir_name=dir_name, mode=mode)
+    return (
+        built is not None
+        and (built.name, built.description) == (name, description)
+        and is_valid(built, diagnostics, mode=mode)
     )
 
 

@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Final
 
 from skillshelf.core.frontmatter import Mode
-from skillshelf.core.manifest import sound_manifest
+from skillshelf.core.manifest import Manifest, sound_manifest, sound_name
 from skillshelf.skills.cache_files import (
     RACY_NS,
     default_cache_dir,
@@ -38,7 +38,7 @@ from skillshelf.skills.cache_files import (
     settled,
     write_cache_file,
 )
-from skillshelf.skills.skill import ParsedSkillMd, decode_blob, encode_blob
+from skillshelf.skills.skill import PLAIN_TAIL, ParsedSkillMd, check_blob, decode_blob, encode_blob
 
 __all__ = [
     "RACY_NS",
@@ -105,17 +105,27 @@ def valid_row(skill_md: str, row: object, *, mode: Mode) -> bool:
     ``skill_md`` read in ``mode``: the validator of this cache's format."""
     if type(row) is not tuple or len(row) != 8:
         return False
-    if not all(type(v) is int and v >= 0 for v in row[:4]) or type(row[6]) is not bool:
-        return False
-    if type(row[7]) is not bytes:
+    mtime_ns, size, ino, ctime_ns, _, _, invocable, blob = row
+    if not (
+        type(mtime_ns) is int
+        and type(size) is int
+        and type(ino) is int
+        and type(ctime_ns) is int
+        and min(mtime_ns, size, ino, ctime_ns) >= 0
+        and type(invocable) is bool
+        and type(blob) is bytes
+    ):
         return False
     try:
-        manifest, _ = decode_blob(row)
+        tail, _ = check_blob(row)
     except (ValueError, EOFError, TypeError):
         return False
-    if manifest is None:
+    if tail is None:
         return row[4] is None and row[5] is None and row[6] is False
     dir_name = skill_md.rpartition(os.sep)[0].rpartition(os.sep)[2]
+    if tail == PLAIN_TAIL:  # of its types already: nothing but a name and a description
+        return row[6] is True and sound_name(row[4], row[5], dir_name=dir_name, mode=mode)
+    manifest = Manifest(row[4], row[5], *tail)
     return row[6] is not manifest.disable_model_invocation and sound_manifest(
         manifest, dir_name=dir_name, mode=mode
     )

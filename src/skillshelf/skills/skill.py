@@ -222,6 +222,8 @@ class Skill:
 
 
 _MANIFEST_TAIL: Final = operator.attrgetter(*[f.name for f in fields(Manifest)][2:])
+# The fields after the description of a manifest that has nothing else.
+PLAIN_TAIL: Final[tuple[Any, ...]] = _MANIFEST_TAIL(Manifest("plain", "plain"))
 
 
 def encode_blob(manifest: Manifest | None, diagnostics: tuple[Diagnostic, ...]) -> bytes:
@@ -239,8 +241,21 @@ def decode_blob(row: tuple[Any, ...]) -> tuple[Manifest | None, tuple[Diagnostic
     """The manifest (None for a skill that is not valid) and diagnostics of an index row
     (name and description at 4 and 5, :func:`encode_blob`'s bytes at 7).
 
-    Every value is checked to have the type :func:`encode_blob` wrote (the manifest is a
-    plain dataclass: nothing else would).
+    Raises:
+        ValueError: The blob is not what :func:`encode_blob` writes (see :func:`check_blob`).
+    """
+    tail, diags = check_blob(row)
+    manifest = None if tail is None else Manifest(row[4], row[5], *tail)
+    return manifest, tuple(Diagnostic(*d) for d in diags)
+
+
+def check_blob(row: tuple[Any, ...]) -> tuple[tuple[Any, ...] | None, tuple[Any, ...]]:
+    """An index row's blob decoded, with every value checked to have the type
+    :func:`encode_blob` wrote (the manifest is a plain dataclass: nothing else would).
+
+    Returns:
+        The manifest's fields after the description (None for a skill that is not valid) and
+        the diagnostics, as tuples.
 
     Raises:
         ValueError: The blob does not decode, or not to what :func:`encode_blob` writes
@@ -253,16 +268,17 @@ def decode_blob(row: tuple[Any, ...]) -> tuple[Manifest | None, tuple[Diagnostic
     if type(diags) is not tuple or not all(map(_is_diagnostic, diags)):
         raise ValueError("malformed diagnostics")
     if tail is None:
-        return None, tuple(Diagnostic(*d) for d in diags)
-    if (
-        type(row[4]) is not str
-        or type(row[5]) is not str
-        or type(tail) is not tuple
-        or len(tail) != len(_TAIL_SHAPE)
-        or not all(check(value) for check, value in zip(_TAIL_SHAPE, tail, strict=True))
+        return None, diags
+    if type(row[4]) is not str or type(row[5]) is not str or type(tail) is not tuple:
+        raise ValueError("malformed manifest")
+    # Equal to the plain tail, the flags aside (False == 0), is of its types: the common case.
+    if tail == PLAIN_TAIL and type(tail[8]) is bool and type(tail[9]) is bool:
+        return tail, diags
+    if len(tail) != len(_TAIL_SHAPE) or not all(
+        check(value) for check, value in zip(_TAIL_SHAPE, tail, strict=True)
     ):
         raise ValueError("malformed manifest")
-    return Manifest(row[4], row[5], *tail), tuple(Diagnostic(*d) for d in diags)
+    return tail, diags
 
 
 def _optional_str(value: object) -> bool:
