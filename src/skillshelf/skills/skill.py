@@ -19,6 +19,7 @@ from skillshelf.core.frontmatter import (
 )
 from skillshelf.core.manifest import Manifest, build_manifest
 from skillshelf.core.verdict import is_valid
+from skillshelf.core.yaml_loader import MAX_YAML_DEPTH, MAX_YAML_NODES
 from skillshelf.errors import SkillshelfError, clip
 from skillshelf.skills.walk import open_beneath, open_regular, resolve_inside
 
@@ -299,18 +300,22 @@ def _flag(value: object) -> bool:
 
 def _yaml_map(value: object) -> bool:
     """A mapping of YAML values as the frontmatter loader builds them (strings, lists and
-    string-keyed mappings), checked without recursion however deep it nests."""
+    string-keyed mappings, within its depth and node caps), checked without recursion."""
     if type(value) is not dict:
         return False
-    stack: list[object] = [value]
+    stack: list[tuple[object, int]] = [(value, 1)]
+    nodes = 0
     while stack:
-        item = stack.pop()
+        item, depth = stack.pop()
+        nodes += 1
+        if depth > MAX_YAML_DEPTH or nodes > MAX_YAML_NODES:
+            return False
         if type(item) is dict:
             if not all(type(k) is str for k in item):
                 return False
-            stack.extend(item.values())
+            stack.extend((v, depth + 1) for v in item.values())
         elif type(item) is list:
-            stack.extend(item)
+            stack.extend((v, depth + 1) for v in item)
         elif type(item) is not str:
             return False
     return True
