@@ -15,7 +15,10 @@ from skillshelf.skills.skill import Skill
 from skillshelf.testing import make_skill
 
 Row = tuple[Any, ...]
-Mutation = Callable[[Row], Row]
+# Each skill's description, manifest and diagnostics by name; "<skipped>" holds the paths of
+# the SKILL.md files skipped, second.
+Seen = dict[str, tuple[str, Any, Any]]
+Mutation = Callable[[Row], object]
 
 
 def _deep(depth: int) -> object:
@@ -26,7 +29,7 @@ def _deep(depth: int) -> object:
 
 
 # A value of every type marshal writes, and odd ones of the types a row holds.
-OTHER_VALUES: tuple[object, ...] = (
+OTHER_VALUES: tuple[Any, ...] = (
     None,
     True,
     False,
@@ -81,7 +84,7 @@ def _with(row: Row, index: int, value: object) -> Row:
     return (*row[:index], value, *row[index + 1 :])
 
 
-def _blob(tail: object, diags: object) -> bytes:
+def _blob(tail: Any, diags: Any) -> bytes:
     return marshal.dumps((tail, diags))
 
 
@@ -109,6 +112,18 @@ def _diag_mutation(field: int, value: object) -> Mutation:
         return _with(row, 7, _blob(tail, (_with(diag, field, value),)))
 
     return mutate
+
+
+def _swap(index: int, value: object) -> Mutation:
+    return lambda row: _with(row, index, value)
+
+
+def _cut(length: int) -> Mutation:
+    return lambda row: row[:length]
+
+
+def _blob_cut(length: int) -> Mutation:
+    return lambda row: _with(row, 7, row[7][:length])
 
 
 def _forged_value(index: int, suffix: str) -> Mutation:
@@ -156,12 +171,12 @@ def mutations() -> Iterator[tuple[str, Mutation, bool]]:
         for value in OTHER_VALUES:
             # Any other description text is a description; nothing else may be used.
             strict = not (index == 5 and type(value) is str)
-            yield f"row[{index}]={value!r:.30}", lambda r, i=index, v=value: _with(r, i, v), strict
+            yield f"row[{index}]={value!r:.30}", _swap(index, value), strict
     for length in range(8):
-        yield f"row[:{length}]", lambda r, n=length: r[:n], True
+        yield f"row[:{length}]", _cut(length), True
     yield "row+1", lambda r: (*r, None), True
-    yield "row as list", lambda r: list(r), True  # type: ignore[return-value]
-    yield "deep row", lambda r: _deep(1500), True  # type: ignore[return-value]
+    yield "row as list", list, True
+    yield "deep row", lambda r: _deep(1500), True
     for field in range(16):
         for value in OTHER_VALUES:
             name = f"tail[{field}]={value!r:.30}"
@@ -171,9 +186,9 @@ def mutations() -> Iterator[tuple[str, Mutation, bool]]:
             name = f"diag[{field}]={value!r:.30}"
             yield name, _diag_mutation(field, value), not _fits_diag(field, value)
     for cut in (0, 1, 2, 5, 10, 20):
-        yield f"blob[:{cut}]", lambda r, c=cut: _with(r, 7, r[7][:c]), True
+        yield f"blob[:{cut}]", _blob_cut(cut), True
     for value in OTHER_VALUES:
-        yield f"blob={value!r:.30}", lambda r, v=value: _with(r, 7, marshal.dumps(v)), True
+        yield f"blob={value!r:.30}", _swap(7, marshal.dumps(value)), True
     yield "tail short", lambda r: _with(r, 7, _blob(_tail_of(r)[:-1], ())), True
     yield "tail long", lambda r: _with(r, 7, _blob((*_tail_of(r), None), ())), True
     yield "blob deep", lambda r: _with(r, 7, _blob(_deep(1500), ())), True
@@ -206,17 +221,17 @@ def rewrite_rows(cache: Path, change: Callable[[str, Row], object]) -> int:
     return rewritten
 
 
-def truth(root: Path) -> dict[str, tuple[str, object, object]]:
+def truth(root: Path) -> Seen:
     """What a repository of ``root`` without a cache finds (see :func:`seen`)."""
     return seen(Repository([root], cache_dir=False))
 
 
-def seen(repo: Repository) -> dict[str, tuple[str, object, object]]:
+def seen(repo: Repository) -> Seen:
     """Each skill's description, manifest and diagnostics by name, and the skipped paths."""
-    found: dict[str, tuple[str, object, object]] = {s.name: _seen(s) for s in repo.skills}
+    found: Seen = {s.name: _seen(s) for s in repo.skills}
     found["<skipped>"] = ("", sorted(str(s.path) for s in repo.skipped), None)
     return found
 
 
-def _seen(skill: Skill) -> tuple[str, object, object]:
+def _seen(skill: Skill) -> tuple[str, Any, Any]:
     return (skill.description, skill.manifest, skill.diagnostics)

@@ -115,7 +115,7 @@ def _expected(roots: list[Path]) -> dict[str, Any]:
         found = truth(root)
         skipped = found.pop("<skipped>")
         expected.update(found)
-        expected.setdefault("<skipped>", []).extend(skipped[1])  # type: ignore[index]
+        expected.setdefault("<skipped>", []).extend(skipped[1])
     return expected
 
 
@@ -125,7 +125,7 @@ def test_hostile_rows_are_misses_through_the_repository(
     roots, cache = hostile_cache
     got = seen(Repository(roots, cache_dir=cache))
     expected = _expected(roots)
-    skipped = sorted(got.pop("<skipped>")[1])  # type: ignore[arg-type]
+    skipped = sorted(got.pop("<skipped>")[1])
     assert skipped == sorted(expected.pop("<skipped>"))
     assert sorted(got) == sorted(expected)
     missed = {name: value for name, value in got.items() if _must_miss(name)}
