@@ -19,9 +19,10 @@ import unicodedata
 from pathlib import Path
 from typing import Any
 
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from adversarial.conftest import FUZZ_PROFILE
 from adversarial.hostile_cache_rows import OTHER_VALUES
 from skillshelf.core.manifest import sound_manifest
 from skillshelf.reports import tokens
@@ -30,13 +31,8 @@ from skillshelf.skills.cache_files import write_cache_file
 from skillshelf.skills.index_cache import encode_row, load_index, valid_row
 from skillshelf.skills.skill import Skill, decode_blob, parse_skill_md
 
-FUZZ = settings(
-    max_examples=200,
-    derandomize=True,
-    deadline=None,
-    database=None,
-    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
-)
+# The fixed adversarial profile, bounded: cache decoding runs in CI on every change.
+FUZZ = settings(settings.get_profile(FUZZ_PROFILE), max_examples=200)
 
 _SKILL_MD = os.sep.join(("", "root", "demo", "SKILL.md"))
 _KEY = "fuzz-key"

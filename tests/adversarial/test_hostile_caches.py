@@ -110,13 +110,22 @@ def hostile_cache(
 
 
 def _expected(roots: list[Path]) -> dict[str, Any]:
-    expected: dict[str, Any] = {}
+    """What the roots hold without a cache: skills by name, and "<skipped>" paths."""
+    expected: dict[str, Any] = {"<skipped>": []}
     for root in roots:
         found = truth(root)
-        skipped = found.pop("<skipped>")
+        expected["<skipped>"].extend(found.pop("<skipped>")[1])
         expected.update(found)
-        expected.setdefault("<skipped>", []).extend(skipped[1])
     return expected
+
+
+def _skills(roots: list[Path]) -> dict[str, Any]:
+    return {k: v for k, v in _expected(roots).items() if k != "<skipped>"}
+
+
+def _sample(names: dict[str, Any]) -> list[str]:
+    """A dozen names spread over the mutations (one call per skill would take minutes)."""
+    return sorted(names)[:: max(1, len(names) // 12)]
 
 
 def test_hostile_rows_are_misses_through_the_repository(
@@ -125,8 +134,7 @@ def test_hostile_rows_are_misses_through_the_repository(
     roots, cache = hostile_cache
     got = seen(Repository(roots, cache_dir=cache))
     expected = _expected(roots)
-    skipped = sorted(got.pop("<skipped>")[1])
-    assert skipped == sorted(expected.pop("<skipped>"))
+    assert sorted(got.pop("<skipped>")[1]) == sorted(expected.pop("<skipped>"))
     assert sorted(got) == sorted(expected)
     missed = {name: value for name, value in got.items() if _must_miss(name)}
     assert missed == {name: expected[name] for name in missed}
@@ -137,8 +145,7 @@ def test_hostile_rows_are_misses_through_list_prompt_and_show(
     hostile_cache: tuple[list[Path], Path],
 ) -> None:
     roots, _ = hostile_cache
-    expected = _expected(roots)
-    expected.pop("<skipped>")
+    expected = _skills(roots)
     listed = cli("list", *_root_args(roots), "--json")
     assert listed.exit_code == 0, listed.output
     entries = json.loads(listed.stdout)
@@ -153,7 +160,7 @@ def test_hostile_rows_are_misses_through_list_prompt_and_show(
     assert prompt.exit_code == 0
     names = [(e.findtext("name") or "").strip() for e in ET.fromstring(prompt.stdout).iter("skill")]
     assert sorted(names) == sorted(expected)
-    for name in sorted(expected)[:: max(1, len(expected) // 12)]:
+    for name in _sample(expected):
         shown = cli("show", name, *_root_args(roots), "--json")
         assert shown.exit_code == 0, shown.output
         if _must_miss(name):
@@ -164,8 +171,7 @@ def test_hostile_rows_are_misses_through_skill_tools(
     hostile_cache: tuple[list[Path], Path],
 ) -> None:
     roots, cache = hostile_cache
-    expected = _expected(roots)
-    expected.pop("<skipped>")
+    expected = _skills(roots)
     tools = SkillTools(Repository(roots, cache_dir=cache))
     listed = tools.call("skill_list")
     assert listed.status == "ok", listed.content
@@ -173,7 +179,7 @@ def test_hostile_rows_are_misses_through_skill_tools(
     lines = [line for line in listed.content.splitlines() if line.startswith("- ")]
     assert lines  # the list is capped; each entry it shows is one of the real skills
     assert {line[2:].split(" ", 1)[0].rstrip(":") for line in lines} <= set(expected)
-    for name in sorted(expected)[:: max(1, len(expected) // 12)]:
+    for name in _sample(expected):
         loaded = tools.call("skill_load", {"skill": name})
         assert loaded.status == "ok", loaded.content
         assert loaded.content.count("<skill_content ") == 1
@@ -181,8 +187,7 @@ def test_hostile_rows_are_misses_through_skill_tools(
 
 def test_hostile_rows_are_misses_through_serve(hostile_cache: tuple[list[Path], Path]) -> None:
     roots, cache = hostile_cache
-    expected = _expected(roots)
-    expected.pop("<skipped>")
+    expected = _skills(roots)
     command = [
         sys.executable,
         "-c",
