@@ -228,6 +228,7 @@ def aged(tmp_path: Path) -> Shelf:
     return Shelf(Repository([tmp_path], cache_dir=False))
 
 
+@pytest.mark.usefixtures("settled_stamps")
 def test_a_file_list_is_kept_from_the_second_request_on_while_nothing_changed(
     aged: Shelf,
 ) -> None:
@@ -251,6 +252,7 @@ def test_a_kept_file_list_shows_an_edit_and_a_new_file(aged: Shelf) -> None:
     assert after.files[2].digest == f"sha256:{guide}" != before.files[1].digest
 
 
+@pytest.mark.usefixtures("settled_stamps")
 def test_listings_walk_afresh_and_keep_no_walk(
     aged: Shelf, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -2,7 +2,7 @@
 
 A row is reused only while the file's modification time, size, inode and status-change time
 are what they were when it was read, and only if the file had not changed within
-``index_cache.RACY_NS`` of that read. Each change below is checked through both ways a tree is
+``cache_files.RACY_NS`` of that read. Each change below is checked through both ways a tree is
 read again: ``refresh()`` of an open repository (the in-memory index) and a new
 ``Repository`` over the same cache folder (the index file).
 """
@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 
 from skillshelf.repository import Repository
-from skillshelf.skills import discovery, index_cache, skill
+from skillshelf.skills import cache_files, discovery, skill
 from skillshelf.testing import make_skill
 
 # Long enough for any file system's timestamps to move on; the wait below ends far sooner.
@@ -33,7 +33,7 @@ def _open(root: Path, cache: Path) -> Repository:
 @pytest.fixture
 def trusting(monkeypatch: pytest.MonkeyPatch) -> None:
     """Trust files changed just now, so that rows are reused as for an older tree."""
-    monkeypatch.setattr(index_cache, "RACY_NS", 0)
+    monkeypatch.setattr(cache_files, "RACY_NS", 0)
 
 
 @pytest.fixture

@@ -98,6 +98,7 @@ def test_missing_links_are_the_same_with_and_without_the_walk(tmp_path: Path) ->
     assert missing_links(skill, body, walk=walk_skill(skill.directory)) == expected
 
 
+@pytest.mark.usefixtures("settled_stamps")
 def test_a_load_from_the_walk_cache_is_the_load_from_a_fresh_walk(skill: Skill) -> None:
     from skillshelf.skills.paths import file_tree
     from skillshelf.skills.walk_cache import WalkCache

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from skillshelf.skills import walk_cache
+from skillshelf.skills import cache_files, walk_cache
 from skillshelf.skills.walk import SkillWalk, walk_skill
 from skillshelf.skills.walk_cache import RACY_NS, WalkCache
 from skillshelf.testing import age_tree, make_skill
@@ -17,6 +17,9 @@ from skillshelf.testing import age_tree, make_skill
 
 
 _age = age_tree  # an hour back: walks of the tree are then kept between calls
+
+
+pytestmark = pytest.mark.usefixtures("settled_stamps")
 
 
 @pytest.fixture
@@ -110,7 +113,10 @@ def test_a_folder_that_vanished_is_walked_again(skill: Path, walks: list[str]) -
     assert not cache.get(str(skill)).kept
 
 
-def test_a_walk_of_freshly_changed_files_is_not_kept(tmp_path: Path, walks: list[str]) -> None:
+def test_a_walk_of_freshly_changed_files_is_not_kept(
+    tmp_path: Path, walks: list[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(cache_files, "RACY_NS", RACY_NS)
     # Written just now: a second change within the same clock tick might not move the times.
     fresh = make_skill(tmp_path, "fresh")
     cache = WalkCache()
@@ -119,7 +125,10 @@ def test_a_walk_of_freshly_changed_files_is_not_kept(tmp_path: Path, walks: list
     assert len(walks) == 2
 
 
-def test_the_racy_window_is_measured_from_the_walk(skill: Path) -> None:
+def test_the_racy_window_is_measured_from_the_walk(
+    skill: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(cache_files, "RACY_NS", RACY_NS)
     recent = time.time_ns() - RACY_NS // 2
     os.utime(skill / "SKILL.md", ns=(recent, recent))
     assert not WalkCache().get(str(skill)).kept

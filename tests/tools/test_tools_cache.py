@@ -245,6 +245,7 @@ def test_an_edited_skill_md_is_read_afresh_while_the_tree_is_kept(aged: Path) ->
     assert f"SKILL.md ({size} B)" in again.content
 
 
+@pytest.mark.usefixtures("settled_stamps")
 def test_a_refresh_walks_the_skill_folders_again(
     aged: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

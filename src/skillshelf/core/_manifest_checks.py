@@ -26,6 +26,7 @@ __all__ = [
     "check_fields",
     "check_name",
     "is_name_shaped",
+    "is_plain_name",
 ]
 
 _PLAIN_NAME: Final = re.compile(r"[a-z0-9]+(?:-[a-z0-9]+)*")
@@ -63,7 +64,7 @@ def check_name(
     if not isinstance(raw, str) or not raw.strip():
         out.add("name.empty", "error", "Field 'name' must be a non-empty string", "name")
         return None
-    if raw == dir_name and len(raw) <= MAX_NAME_LENGTH and _PLAIN_NAME.fullmatch(raw):
+    if raw == dir_name and is_plain_name(raw):
         return raw  # the common case: an ASCII kebab-case name equal to its folder's
     name = unicodedata.normalize("NFKC", raw.strip())
     if len(name) > MAX_NAME_LENGTH:
@@ -105,6 +106,12 @@ def check_name(
             "name",
         )
     return name
+
+
+def is_plain_name(name: str) -> bool:
+    """Whether ``name`` is an ASCII kebab-case name within the length limit: the common case,
+    valid in every mode once it equals its folder's name."""
+    return len(name) <= MAX_NAME_LENGTH and _PLAIN_NAME.fullmatch(name) is not None
 
 
 def is_name_shaped(text: str) -> bool:

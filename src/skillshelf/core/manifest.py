@@ -19,6 +19,8 @@ from dataclasses import dataclass, field, replace
 from typing import Final
 
 from skillshelf.core._field_text import (
+    MAX_PHRASE_CHARS,
+    MAX_PHRASES,
     cut_phrase,
     escaped,
     shown,
@@ -32,6 +34,7 @@ from skillshelf.core._manifest_checks import (
     check_fields,
     check_name,
     is_name_shaped,
+    is_plain_name,
 )
 from skillshelf.core._manifest_extensions import (
     extensions,
@@ -50,6 +53,7 @@ from skillshelf.core._manifest_fields import (
 )
 from skillshelf.core.diagnostics import Diagnostic
 from skillshelf.core.frontmatter import Frontmatter, Mode, YamlValue
+from skillshelf.core.verdict import is_valid
 from skillshelf.errors import clip
 
 __all__ = [
@@ -63,6 +67,8 @@ __all__ = [
     "build_manifest",
     "is_name_shaped",
     "parse_allowed_tools",
+    "sound_manifest",
+    "sound_name",
 ]
 
 _PLAIN_FIELDS: Final = SPEC_FIELDS - {"allowed-tools"}
@@ -197,3 +203,53 @@ def _shown_extensions(manifest: Manifest, out: FieldCollector) -> Manifest:
         tags=shown_phrases(manifest.tags, "tags", out),
         triggers=shown_phrases(manifest.triggers, "triggers", out),
     )
+
+
+def sound_manifest(manifest: Manifest, *, dir_name: str | None, mode: Mode) -> bool:
+    """Whether ``manifest`` (read back from a cache) is one :func:`build_manifest` could have
+    built for a valid SKILL.md in the folder ``dir_name``.
+
+    Values read from a cache pass the checks values read from SKILL.md pass: the name and
+    description are checked by the same rules (so a name with a line break is ``name.unsafe``
+    here too), and every field that is shown escaped and cut is escaped and cut. A cached
+    manifest that is not sound is a cache miss: the SKILL.md is read again.
+    """
+    if not sound_name(manifest.name, manifest.description, dir_name=dir_name, mode=mode):
+        return False
+    lines = (manifest.compatibility, manifest.when_to_use)
+    phrases = (manifest.argument_hint, manifest.agent, manifest.version)
+    license_ = manifest.license
+    return (
+        all(v is None or escaped(v, lines=True) == v for v in lines)
+        and (license_ is None or escaped(license_, lines=False) == license_)
+        and all(v is None or _is_phrase(v) for v in phrases)
+        and all(
+            len(values) <= MAX_PHRASES and all(_is_phrase(v) for v in values)
+            for values in (manifest.tags, manifest.triggers)
+        )
+    )
+
+
+def sound_name(name: str, description: str, *, dir_name: str | None, mode: Mode) -> bool:
+    """Whether ``name`` and ``description`` (read back from a cache) are what
+    :func:`build_manifest` gives for a valid SKILL.md in ``dir_name`` holding them: the part
+    of :func:`sound_manifest` the catalog needs."""
+    if (
+        name == dir_name
+        and is_plain_name(name)
+        and description.isprintable()
+        and 0 < len(description) <= MAX_DESCRIPTION_LENGTH
+        and description == description.strip()
+    ):
+        return True  # the common case, which every mode accepts as it is
+    fm = Frontmatter({"name": name, "description": description}, "")
+    built, diagnostics = build_manifest(fm, dir_name=dir_name, mode=mode)
+    return (
+        built is not None
+        and (built.name, built.description) == (name, description)
+        and is_valid(built, diagnostics, mode=mode)
+    )
+
+
+def _is_phrase(value: str) -> bool:
+    return len(value) <= MAX_PHRASE_CHARS and escaped(value, lines=False) == value

@@ -14,6 +14,7 @@ import os
 import re
 import stat
 import threading
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
@@ -21,6 +22,7 @@ from urllib.parse import quote, unquote
 
 from skillshelf.core.mime import OCTET_STREAM, SNIFF_BYTES, guess_mime
 from skillshelf.errors import FileAccessError, SkillshelfError, clip
+from skillshelf.skills.cache_files import Stamp, settled, stamp_of
 from skillshelf.skills.paths import open_skill_file, safe_join
 from skillshelf.skills.skill import Skill
 from skillshelf.skills.walk import Entry, SkillWalk, open_beneath, read_chunks, walk_skill
@@ -162,26 +164,32 @@ def resolve(skill: Skill, relative: str) -> Path:
 
 
 class DigestCache:
-    """sha256 digests keyed by path and re-computed when size, mtime or inode change."""
+    """sha256 digests keyed by path, reused while the file's stamp (modification and
+    status-change times, size, inode) is the one hashed and was settled when it was hashed
+    (:mod:`skillshelf.skills.cache_files`: the one freshness rule of every cache)."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
-        self._digests: dict[str, tuple[tuple[int, int, int], str]] = {}
+        self._digests: dict[str, tuple[Stamp, str]] = {}
 
     def digest(self, root: str, relative: str, info: os.stat_result) -> str:
         """The ``sha256:<hex>`` digest of the file ``relative`` below ``root`` (stat ``info``)."""
         path = os.path.join(root, relative)
-        signature = (info.st_size, info.st_mtime_ns, info.st_ino)
+        stamp = stamp_of(info)
         with self._lock:
             cached = self._digests.get(path)
-        if cached is not None and cached[0] == signature:
+        if cached is not None and cached[0] == stamp:
             return cached[1]
+        now_ns = time.time_ns()
         hasher = hashlib.sha256()
         for chunk in read_chunks(root, relative):
             hasher.update(chunk)
         value = "sha256:" + hasher.hexdigest()
         with self._lock:
-            self._digests[path] = (signature, value)
+            if settled(stamp, now_ns):
+                self._digests[path] = (stamp, value)
+            else:  # changed within a clock tick of this read: hash it again next time
+                self._digests.pop(path, None)
         return value
 
     def clear(self) -> None:

@@ -85,7 +85,7 @@ class Shelf:
         # True while a file watcher calls forget() after every change: listings are then
         # kept until the next change instead of re-checking every file on every request.
         self.trust_cache = False
-        self._files: dict[tuple[str, int, int], SkillFiles] = {}
+        self._files: dict[tuple[str, tuple[int, int, int, int]], SkillFiles] = {}
         self._walks = WalkCache(limit=KEPT_WALKS)
         self._asked: OrderedDict[str, None] = OrderedDict()  # folders asked about once
         self._lock = threading.Lock()
@@ -138,7 +138,7 @@ class Shelf:
             keep: A request about this one skill (``resources/read``, ``skills/get``): from
                 the second on, the folder's walk is kept. Listings walk afresh.
         """
-        key = (skill.directory, skill.mtime_ns, skill.size)
+        key = (skill.directory, skill.stamp)
         if self.trust_cache and (cached := self._files.get(key)) is not None:
             return cached
         root = self._roots.get(skill.directory)

@@ -25,9 +25,7 @@ import logging
 import marshal
 import os
 import re
-import tempfile
 import threading
-import uuid
 import warnings
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -43,6 +41,7 @@ from skillshelf.errors import (
     UsageError,
     install_hint,
 )
+from skillshelf.skills.cache_files import default_cache_dir, read_cache_file, write_cache_file
 
 __all__ = [
     "BACKEND_ENV",
@@ -229,56 +228,54 @@ class CountCache:
             self._write(encoding, kept)
         self._new.clear()
 
-    def _path(self, encoding: str) -> Path:
-        return self._directory / f"tokens-{encoding}.bin"
+    def _name(self, encoding: str) -> str:
+        return f"tokens-{encoding}.bin"
 
     def _load(self, encoding: str) -> dict[bytes, int]:
         if encoding not in self._stored:
             self._stored[encoding] = {}
+            name = self._name(encoding)
+            data = read_cache_file(self._directory, name)
             try:
-                with open(self._path(encoding), "rb") as fh:
-                    fmt, counts = marshal.load(fh)
-                if fmt == _CACHE_FORMAT and _well_formed(counts):
-                    self._stored[encoding] = counts
-                else:
-                    logger.debug("token count cache %s ignored: not ours", self._path(encoding))
-            except (OSError, ValueError, EOFError, TypeError):
-                logger.debug("token count cache %s not read", self._path(encoding), exc_info=True)
+                payload = marshal.loads(data) if data is not None else None
+            except (ValueError, EOFError, TypeError):
+                logger.debug("token count cache %s not read", name, exc_info=True)
+                payload = None
+            if _well_formed(payload):
+                self._stored[encoding] = payload[1]  # type: ignore[index]
+            elif data is not None:
+                logger.debug("token count cache %s ignored: not ours", name)
         return self._stored[encoding]
 
     def _write(self, encoding: str, counts: dict[bytes, int]) -> None:
-        path = self._path(encoding)
-        try:
-            self._directory.mkdir(parents=True, exist_ok=True, mode=0o700)
-            fd, temporary = tempfile.mkstemp(dir=self._directory, prefix=".tokens-", suffix=".tmp")
-            try:
-                with os.fdopen(fd, "wb") as fh:
-                    marshal.dump((_CACHE_FORMAT, counts), fh)
-                os.replace(temporary, path)  # atomic: a concurrent reader sees old or new
-            except BaseException:  # broad on purpose: no temporary file survives; re-raised
-                with contextlib.suppress(OSError):
-                    os.unlink(temporary)
-                raise
-        except OSError:
-            logger.debug("token count cache %s not written", path, exc_info=True)
+        write_cache_file(
+            self._directory, self._name(encoding), marshal.dumps((_CACHE_FORMAT, counts))
+        )
 
 
 # Bump when the stored form changes, so an old file is ignored rather than misread.
 _CACHE_FORMAT: Final = "skillshelf-tokens-1"
 # About 30 MB of file: counts of the paragraphs of some 100,000 skills.
 _MAX_CACHED: Final = 1_000_000
+_DIGEST_BYTES: Final = 16
 
 
-def _well_formed(counts: object) -> bool:
-    """A cache file's counts as this module writes them: digests to non-negative ints (a
-    file edited or written by something else is a miss, never a wrong count or a crash)."""
-    return isinstance(counts, dict) and all(
-        type(k) is bytes and type(v) is int and v >= 0 for k, v in counts.items()
+def _well_formed(payload: object) -> bool:
+    """A cache file's content as this module writes it: the format tag and digests to
+    non-negative ints (anything else is a miss, never a wrong count or a crash)."""
+    if type(payload) is not tuple or len(payload) != 2 or payload[0] != _CACHE_FORMAT:
+        return False
+    counts = payload[1]
+    return type(counts) is dict and all(
+        type(k) is bytes and len(k) == _DIGEST_BYTES and type(v) is int and v >= 0
+        for k, v in counts.items()
     )
 
 
 def _digest(text: str) -> bytes:
-    return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).digest()
+    return hashlib.blake2b(
+        text.encode("utf-8", "surrogatepass"), digest_size=_DIGEST_BYTES
+    ).digest()
 
 
 _COUNTERS: dict[tuple[str, str], TokenCounter] = {}
@@ -360,7 +357,8 @@ def _tiktoken_counter(encoding: EncodingName) -> TokenCounter:
     if problem:
         raise _Unavailable(problem)
     try:
-        enc = tiktoken.get_encoding(encoding)
+        with _own_tiktoken_cache():
+            enc = tiktoken.get_encoding(encoding)
     except Exception as exc:  # broad on purpose: any failure here means use the next backend
         logger.debug("a token counting backend failed to load", exc_info=True)
         raise _Unavailable(f"failed to load: {exc}") from None
@@ -391,38 +389,50 @@ def _tiktoken_counter(encoding: EncodingName) -> TokenCounter:
 
 
 def _tiktoken_cache_dir() -> str:
-    """The folder tiktoken reads cached rank files from ('' means it caches nothing)."""
-    if "TIKTOKEN_CACHE_DIR" in os.environ:
-        return os.environ["TIKTOKEN_CACHE_DIR"]
-    if "DATA_GYM_CACHE_DIR" in os.environ:
-        return os.environ["DATA_GYM_CACHE_DIR"]
-    return os.path.join(tempfile.gettempdir(), "data-gym-cache")
+    """The folder tiktoken reads cached rank files from ('' means it caches nothing).
+
+    Unless the user chose one, a folder of our own cache (:func:`_own_tiktoken_cache`), never
+    tiktoken's default ``$TMPDIR/data-gym-cache``: any local user can create that shared path
+    first, or make it a link to a place of their choosing.
+    """
+    for variable in ("TIKTOKEN_CACHE_DIR", "DATA_GYM_CACHE_DIR"):
+        if variable in os.environ:
+            return os.environ[variable]
+    return str(default_cache_dir() / "tiktoken")
+
+
+@contextlib.contextmanager
+def _own_tiktoken_cache() -> Iterator[None]:
+    """Point tiktoken at :func:`_tiktoken_cache_dir` while it loads an encoding (it reads the
+    variable only then); a folder the user chose is left as it is."""
+    if "TIKTOKEN_CACHE_DIR" in os.environ or "DATA_GYM_CACHE_DIR" in os.environ:
+        yield
+        return
+    os.environ["TIKTOKEN_CACHE_DIR"] = _tiktoken_cache_dir()
+    try:
+        yield
+    finally:
+        os.environ.pop("TIKTOKEN_CACHE_DIR", None)
 
 
 def _seed_tiktoken_cache(url: str, expected: str, encoding: str) -> str:
-    """Make sure tiktoken finds a verified rank file in its cache; '' when it will."""
+    """Make sure tiktoken finds a verified rank file in its cache; '' when it will.
+
+    The file is read and written only in a folder of the running user's own, without
+    following links (:mod:`skillshelf.skills.cache_files`).
+    """
     directory = _tiktoken_cache_dir()
     if not directory:
         return "its cache is turned off (TIKTOKEN_CACHE_DIR is empty), so it would download"
-    path = Path(directory, hashlib.sha1(url.encode()).hexdigest())
-    try:
-        if hashlib.sha256(path.read_bytes()).hexdigest() == expected:
-            return ""
-    except OSError:
-        pass
+    name = hashlib.sha1(url.encode()).hexdigest()
+    cached = read_cache_file(Path(directory), name)
+    if cached is not None and hashlib.sha256(cached).hexdigest() == expected:
+        return ""
     data = _bundled_rank_file(encoding, expected)
     if data is None:
         return "its rank file is not cached and bpe-openai's copy is missing or does not verify"
-    temporary = path.with_name(f"{path.name}.{uuid.uuid4().hex}.tmp")
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        temporary.write_bytes(data)
-        os.replace(temporary, path)  # atomic: a concurrent reader sees the old or the new file
-    except OSError as exc:
-        with contextlib.suppress(OSError):
-            temporary.unlink(missing_ok=True)
-        return f"cannot write its cache ({exc.strerror or exc})"
-    return ""
+    problem = write_cache_file(Path(directory), name, data)
+    return "" if problem is None else f"cannot write its cache ({problem})"
 
 
 def _bundled_rank_file(encoding: str, expected: str) -> bytes | None:

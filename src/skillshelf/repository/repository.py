@@ -354,7 +354,11 @@ class Repository:
         cache_key = f"{self.options}\0{os.path.realpath(directory)}"
         index = self._indexes.get(root)
         if index is None:
-            index = load_index(self._cache_dir, cache_key) if self._cache_dir else {}
+            index = (
+                load_index(self._cache_dir, cache_key, mode=self.options.mode)
+                if self._cache_dir
+                else {}
+            )
         result = walk_root(directory, self.options, index)
         state.diagnostics.extend(result.diagnostics)
         state.ignored += [

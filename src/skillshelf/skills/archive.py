@@ -43,6 +43,7 @@ from typing import IO, Any, Final
 
 from skillshelf.core.diagnostics import Diagnostic
 from skillshelf.errors import SkillshelfError
+from skillshelf.skills.cache_files import CACHE_FIX, private_tree, stamp_of
 from skillshelf.skills.roots import ARCHIVE_SUFFIXES
 
 __all__ = [
@@ -133,7 +134,10 @@ def materialize_archive(root: str, cache_dir: Path, limits: ArchiveLimits) -> Ma
     if not os.path.isfile(path):
         raise ArchiveError("root.missing", "Archive does not exist or is not a file")
     st = os.stat(path)
-    key = _key(f"{os.path.realpath(path)}\0{st.st_size}\0{st.st_mtime_ns}")
+    key = _key(f"{os.path.realpath(path)}\0{stamp_of(st)}")
+    refused = private_tree(cache_dir, "archives")
+    if refused is not None:
+        raise ArchiveError("cache.not_private", f"{refused}; {CACHE_FIX}")
     target = cache_dir / "archives" / key
     if not target.is_dir():
         extract_archive(path, target, limits=limits, name=root)

@@ -32,7 +32,8 @@ from typing import Final, NamedTuple
 
 from skillshelf.core.diagnostics import Diagnostic, Severity
 from skillshelf.core.frontmatter import FrontmatterError, Mode
-from skillshelf.skills.index_cache import Index, Row, encode_row, reusable
+from skillshelf.skills.cache_files import matches, settled, stamp_of
+from skillshelf.skills.index_cache import Index, Row, encode_row
 from skillshelf.skills.skill import (
     SKILL_MD_NAMES,
     DanglingSkillMdError,
@@ -88,7 +89,7 @@ class Found(NamedTuple):
         real: The skill folder with links resolved, when a link was on the way to it (None:
             ``skill_md``'s folder is already its real path).
         reusable: False when the file changed too recently to trust its ``stat`` data
-            later (:func:`~skillshelf.skills.index_cache.reusable`): the row is not kept.
+            later (:func:`~skillshelf.skills.cache_files.settled`): the row is not kept.
     """
 
     skill_md: str
@@ -185,7 +186,7 @@ class _Walker:
             try:
                 if cached is not None:
                     st = os.stat(md_path)
-                    if _unchanged(cached, st):
+                    if matches(cached, st):
                         found = Found(md_path, cached, None, linked)
                         self.result.found.append(found)
                         return found
@@ -222,7 +223,7 @@ class _Walker:
             found = Found(md_path, encode_row(parsed, _NO_STAT), parsed, real, False)
         else:
             row = encode_row(parsed, st)
-            found = Found(md_path, row, parsed, real, reusable(st, self.now_ns))
+            found = Found(md_path, row, parsed, real, settled(stamp_of(st), self.now_ns))
         self.result.found.append(found)
         return found
 
@@ -356,27 +357,11 @@ def _is_dir(entry: os.DirEntry[str]) -> bool:
 
 
 def _unchanged_at(row: Row, path: str) -> bool:
-    """Whether the file at ``path`` still has its index row's ``stat`` data."""
+    """Whether the file at ``path`` still has its index row's stamp."""
     try:
-        st = os.stat(path)
+        return matches(row, os.stat(path))
     except OSError:
         return False
-    return (
-        row[0] == st.st_mtime_ns
-        and row[1] == st.st_size
-        and row[2] == st.st_ino
-        and row[3] == st.st_ctime_ns
-    )
-
-
-def _unchanged(row: Row, st: os.stat_result) -> bool:
-    """Whether a file still has the ``stat`` data its index row was read with."""
-    return (
-        row[0] == st.st_mtime_ns
-        and row[1] == st.st_size
-        and row[2] == st.st_ino
-        and row[3] == st.st_ctime_ns
-    )
 
 
 def _failed(md_path: str, code: str, message: str) -> ParsedSkillMd:

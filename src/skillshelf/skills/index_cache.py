@@ -5,27 +5,40 @@ and a parse. A row is reused when the file's modification time (ns), size, inode
 status-change time (ns) are all what they were when it was read: an edit (even one that keeps
 the size and puts the old modification time back, which changes the status-change time), a
 file replaced by another (a new inode), a removed or new SKILL.md are all noticed. A file
-changed in the :data:`RACY_NS` before it was read is not kept (:func:`reusable`): a second
+changed in the :data:`RACY_NS` before it was read is not kept (:func:`settled`): a second
 edit within the file system's timestamp granularity could otherwise keep every stamp.
 
 Rows are flat and cheap to load (``marshal``): the stamps, the name, the description and
 whether the model may invoke the skill, which is all the catalog needs, and the rest of the
 manifest and the diagnostics as one ``marshal`` blob decoded when a skill is used. The file
-lives in the user's cache folder (created private); it is a cache, so any problem reading or
-writing it is ignored and the tree is simply read again.
+lives in the user's cache folder, used only when it is the user's own
+(:mod:`skillshelf.skills.cache_files`).
+
+It is a hint, never trusted: :func:`valid_row` checks every row on load — its shape, the types
+of the blob's values, and its name, description and shown fields against the rules SKILL.md
+values pass (:func:`~skillshelf.core.manifest.sound_manifest`). A row that fails is a miss (its
+SKILL.md is read again), a file that fails is an empty index; both are logged at debug level.
 """
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
+import logging
 import marshal
 import os
-import tempfile
 from pathlib import Path
 from typing import Final
 
-from skillshelf.skills.skill import ParsedSkillMd, decode_blob, encode_blob
+from skillshelf.core.frontmatter import Mode
+from skillshelf.core.manifest import Manifest, sound_manifest, sound_name
+from skillshelf.skills.cache_files import (
+    RACY_NS,
+    default_cache_dir,
+    read_cache_file,
+    settled,
+    write_cache_file,
+)
+from skillshelf.skills.skill import PLAIN_TAIL, ParsedSkillMd, check_blob, decode_blob, encode_blob
 
 __all__ = [
     "RACY_NS",
@@ -35,15 +48,15 @@ __all__ = [
     "default_cache_dir",
     "encode_row",
     "load_index",
-    "reusable",
     "save_index",
+    "settled",
+    "valid_row",
 ]
+
+logger = logging.getLogger("skillshelf.cache")
 
 # Bump when the row layout changes, so stale caches are ignored rather than misread.
 _FORMAT: Final = "skillshelf-index-8"
-# A file changed this recently when read may change again within the same timestamp tick
-# without any stamp moving, so its row is not reused (the next scan reads it again).
-RACY_NS: Final = 2_000_000_000
 
 # (mtime_ns, size, inode, ctime_ns, name or None when not valid,
 #  description or None, model-invocable, marshal blob of (manifest fields after the
@@ -52,52 +65,81 @@ Row = tuple[int, int, int, int, str | None, str | None, bool, bytes]
 Index = dict[str, Row]
 
 
-def default_cache_dir() -> Path:
-    """Where the index lives: ``$SKILLSHELF_CACHE_DIR``, ``$XDG_CACHE_HOME/skillshelf``, or
-    ``~/.cache/skillshelf``, first one set wins."""
-    explicit = os.environ.get("SKILLSHELF_CACHE_DIR")
-    if explicit:
-        return Path(explicit)
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return Path(base, "skillshelf")
-
-
-def _cache_file(cache_dir: Path, key: str) -> Path:
+def _cache_name(key: str) -> str:
     digest = hashlib.sha256(f"{_FORMAT}\0{key}".encode()).hexdigest()[:32]
-    return cache_dir / f"index-{digest}.bin"
+    return f"index-{digest}.bin"
 
 
-def load_index(cache_dir: Path, key: str) -> Index:
-    """Load the index stored under ``key``; an empty one if there is none or it is unreadable.
+def load_index(cache_dir: Path, key: str, *, mode: Mode) -> Index:
+    """Load the index stored under ``key``: its valid rows (:func:`valid_row`), or an empty
+    index if there is none, it is not the user's own or it does not decode.
 
     Rows are returned undecoded: a skill's manifest is only built when it is used.
     """
-    try:
-        with open(_cache_file(cache_dir, key), "rb") as fh:
-            payload = marshal.loads(fh.read())
-        fmt, stored_key, rows = payload
-        if fmt != _FORMAT or stored_key != key or not isinstance(rows, dict):
-            return {}
-        return rows
-    except (OSError, ValueError, EOFError, TypeError):
+    data = read_cache_file(cache_dir, _cache_name(key))
+    if data is None:
         return {}
+    try:
+        payload = marshal.loads(data)
+    except (ValueError, EOFError, TypeError) as exc:
+        logger.debug("index cache %s ignored: %s", cache_dir / _cache_name(key), exc)
+        return {}
+    if (
+        type(payload) is not tuple
+        or len(payload) != 3
+        or payload[0] != _FORMAT
+        or payload[1] != key
+        or type(payload[2]) is not dict
+    ):
+        logger.debug("index cache %s ignored: not this format", cache_dir / _cache_name(key))
+        return {}
+    rows: dict[object, object] = payload[2]
+    index = {p: r for p, r in rows.items() if type(p) is str and valid_row(p, r, mode=mode)}
+    if len(index) != len(rows):
+        logger.debug("index cache: %d of %d rows ignored", len(rows) - len(index), len(rows))
+    return index  # type: ignore[return-value]
+
+
+def valid_row(skill_md: str, row: object, *, mode: Mode) -> bool:
+    """Whether ``row`` is one :func:`encode_row` could have written for the SKILL.md at
+    ``skill_md`` read in ``mode``: the validator of this cache's format."""
+    if type(row) is not tuple or len(row) != 8:
+        return False
+    mtime_ns, size, ino, ctime_ns, _, _, invocable, blob = row
+    if not (
+        type(mtime_ns) is int
+        and type(size) is int
+        and type(ino) is int
+        and type(ctime_ns) is int
+        and min(mtime_ns, size, ino, ctime_ns) >= 0
+        and type(invocable) is bool
+        and type(blob) is bytes
+    ):
+        return False
+    try:
+        tail, _ = check_blob(row)
+    except (ValueError, EOFError, TypeError):
+        return False
+    if tail is None:
+        return row[4] is None and row[5] is None and row[6] is False
+    dir_name = skill_md.rpartition(os.sep)[0].rpartition(os.sep)[2]
+    if tail == PLAIN_TAIL:  # of its types already: nothing but a name and a description
+        return row[6] is True and sound_name(row[4], row[5], dir_name=dir_name, mode=mode)
+    manifest = Manifest(row[4], row[5], *tail)
+    return row[6] is not manifest.disable_model_invocation and sound_manifest(
+        manifest, dir_name=dir_name, mode=mode
+    )
 
 
 def save_index(cache_dir: Path, key: str, index: Index) -> None:
-    """Store ``index`` under ``key`` atomically; failures are silent (it is only a cache)."""
+    """Store ``index`` under ``key`` atomically; failures are logged at debug level and
+    otherwise ignored (it is only a cache)."""
     try:
-        cache_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
-        fd, tmp = tempfile.mkstemp(dir=cache_dir, prefix=".index-", suffix=".tmp")
-        try:
-            with os.fdopen(fd, "wb") as fh:
-                marshal.dump((_FORMAT, key, index), fh)
-            os.replace(tmp, _cache_file(cache_dir, key))
-        except BaseException:  # broad on purpose: no temporary file survives, ^C too; re-raised
-            with contextlib.suppress(OSError):
-                os.unlink(tmp)
-            raise
-    except (OSError, ValueError):
+        data = marshal.dumps((_FORMAT, key, index))
+    except ValueError:  # a value marshal cannot write: nothing to keep
+        logger.debug("index cache not written", exc_info=True)
         return
+    write_cache_file(cache_dir, _cache_name(key), data)
 
 
 def encode_row(parsed: ParsedSkillMd, st: os.stat_result) -> Row:
@@ -120,9 +162,3 @@ def encode_row(parsed: ParsedSkillMd, st: os.stat_result) -> Row:
         not manifest.disable_model_invocation,
         blob,
     )
-
-
-def reusable(st: os.stat_result, now_ns: int) -> bool:
-    """Whether a row read from a file with this ``stat`` at ``now_ns`` may be reused later."""
-    trusted_before = now_ns - RACY_NS
-    return st.st_mtime_ns < trusted_before and st.st_ctime_ns < trusted_before

@@ -14,7 +14,9 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
+import logging
 import os
+import re
 import shutil
 import tempfile
 import threading
@@ -31,6 +33,7 @@ from skillshelf.skills.archive import (
     extract_archive,
     kind_of_url,
 )
+from skillshelf.skills.cache_files import CACHE_FIX, private_tree, read_cache_file, write_cache_file
 
 if TYPE_CHECKING:
     import httpx
@@ -46,6 +49,9 @@ _REDIRECT_STATUSES: Final = frozenset({301, 302, 303, 307, 308})
 _FALLBACK_CODES: Final = frozenset({"remote.unreachable", "remote.deadline"})
 _CHUNK: Final = 1 << 16
 _META: Final = "meta.json"
+# The extracted tree's folder name, as written below: a name from the cache is used only then.
+_TREE_NAME: Final = re.compile(r"tree-[0-9a-f]{24}")
+logger = logging.getLogger("skillshelf.cache")
 
 
 def _key(text: str) -> str:
@@ -59,6 +65,9 @@ def materialize_url(url: str, cache_dir: Path, limits: ArchiveLimits) -> Materia
         ArchiveError: It cannot be fetched (and no earlier copy can stand in) or extracted.
         MissingExtraError: httpx (the ``remote`` extra) is not installed.
     """
+    refused = private_tree(cache_dir, "remote", _key(url))
+    if refused is not None:
+        raise ArchiveError("cache.not_private", f"{refused}; {CACHE_FIX}")
     folder = cache_dir / "remote" / _key(url)
     meta = _read_meta(folder)
     cached = folder / meta["tree"] if meta.get("tree") else None
@@ -260,20 +269,26 @@ async def _save_body(response: httpx.Response, folder: Path, limits: ArchiveLimi
 
 
 def _read_meta(folder: Path) -> dict[str, str]:
+    """The download's validators and tree name; empty when missing or not as written (a
+    cache problem is a miss: the URL is downloaded again)."""
+    data = read_cache_file(folder, _META)
     try:
-        data = json.loads((folder / _META).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        meta = json.loads(data) if data is not None else {}
+    except ValueError:
+        logger.debug("URL root cache %s ignored", folder / _META, exc_info=True)
         return {}
-    if not isinstance(data, dict):
+    if type(meta) is not dict or not all(type(v) is str for v in meta.values()):
+        logger.debug("URL root cache %s ignored: not as written", folder / _META)
         return {}
-    return {str(k): str(v) for k, v in data.items() if isinstance(v, str)}
+    tree = meta.get("tree", "")
+    if tree and not _TREE_NAME.fullmatch(tree):
+        logger.debug("URL root cache %s ignored: tree %r", folder / _META, tree)
+        return {}
+    return meta
 
 
 def _write_meta(folder: Path, meta: dict[str, str]) -> None:
-    fd, tmp = tempfile.mkstemp(dir=folder, prefix=".meta-")
-    with os.fdopen(fd, "w", encoding="utf-8") as fh:
-        json.dump(meta, fh)
-    os.replace(tmp, folder / _META)
+    write_cache_file(folder, _META, json.dumps(meta).encode())
 
 
 def _file_digest(path: Path) -> str:

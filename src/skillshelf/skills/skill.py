@@ -19,6 +19,7 @@ from skillshelf.core.frontmatter import (
 )
 from skillshelf.core.manifest import Manifest, build_manifest
 from skillshelf.core.verdict import is_valid
+from skillshelf.core.yaml_loader import MAX_YAML_DEPTH, MAX_YAML_NODES
 from skillshelf.errors import SkillshelfError, clip
 from skillshelf.skills.walk import open_beneath, open_regular, resolve_inside
 
@@ -229,6 +230,8 @@ class Skill:
 
 
 _MANIFEST_TAIL: Final = operator.attrgetter(*[f.name for f in fields(Manifest)][2:])
+# The fields after the description of a manifest that has nothing else.
+PLAIN_TAIL: Final[tuple[Any, ...]] = _MANIFEST_TAIL(Manifest("plain", "plain"))
 
 
 def encode_blob(manifest: Manifest | None, diagnostics: tuple[Diagnostic, ...]) -> bytes:
@@ -244,10 +247,121 @@ def encode_blob(manifest: Manifest | None, diagnostics: tuple[Diagnostic, ...]) 
 
 def decode_blob(row: tuple[Any, ...]) -> tuple[Manifest | None, tuple[Diagnostic, ...]]:
     """The manifest (None for a skill that is not valid) and diagnostics of an index row
-    (name and description at 4 and 5, :func:`encode_blob`'s bytes at 7)."""
-    tail, diags = marshal.loads(row[7])
+    (name and description at 4 and 5, :func:`encode_blob`'s bytes at 7).
+
+    Raises:
+        ValueError: The blob is not what :func:`encode_blob` writes (see :func:`check_blob`).
+    """
+    tail, diags = check_blob(row)
     manifest = None if tail is None else Manifest(row[4], row[5], *tail)
     return manifest, tuple(Diagnostic(*d) for d in diags)
+
+
+def check_blob(row: tuple[Any, ...]) -> tuple[tuple[Any, ...] | None, tuple[Any, ...]]:
+    """An index row's blob decoded, with every value checked to have the type
+    :func:`encode_blob` wrote (the manifest is a plain dataclass: nothing else would).
+
+    Returns:
+        The manifest's fields after the description (None for a skill that is not valid) and
+        the diagnostics, as tuples.
+
+    Raises:
+        ValueError: The blob does not decode, or not to what :func:`encode_blob` writes
+            (``EOFError`` and ``TypeError`` from ``marshal`` are raised as they are).
+    """
+    decoded = marshal.loads(row[7])
+    if type(decoded) is not tuple or len(decoded) != 2:
+        raise ValueError("not an index blob")
+    tail, diags = decoded
+    if type(diags) is not tuple or not all(map(_is_diagnostic, diags)):
+        raise ValueError("malformed diagnostics")
+    if tail is None:
+        return None, diags
+    if type(row[4]) is not str or type(row[5]) is not str or type(tail) is not tuple:
+        raise ValueError("malformed manifest")
+    # Equal to the plain tail, the flags aside (False == 0), is of its types: the common case.
+    if tail == PLAIN_TAIL and type(tail[8]) is bool and type(tail[9]) is bool:
+        return tail, diags
+    if len(tail) != len(_TAIL_SHAPE) or not all(
+        check(value) for check, value in zip(_TAIL_SHAPE, tail, strict=True)
+    ):
+        raise ValueError("malformed manifest")
+    return tail, diags
+
+
+def _optional_str(value: object) -> bool:
+    return value is None or type(value) is str
+
+
+def _strs(value: object) -> bool:
+    return type(value) is tuple and all(type(v) is str for v in value)
+
+
+def _str_map(value: object) -> bool:
+    return type(value) is dict and all(type(k) is str and type(v) is str for k, v in value.items())
+
+
+def _flag(value: object) -> bool:
+    return type(value) is bool
+
+
+def _yaml_map(value: object) -> bool:
+    """A mapping of YAML values as the frontmatter loader builds them (strings, lists and
+    string-keyed mappings, within its depth and node caps), checked without recursion."""
+    if type(value) is not dict:
+        return False
+    stack: list[tuple[object, int]] = [(value, 1)]
+    nodes = 0
+    while stack:
+        item, depth = stack.pop()
+        nodes += 1
+        if depth > MAX_YAML_DEPTH or nodes > MAX_YAML_NODES:
+            return False
+        if type(item) is dict:
+            if not all(type(k) is str for k in item):
+                return False
+            stack.extend((v, depth + 1) for v in item.values())
+        elif type(item) is list:
+            stack.extend((v, depth + 1) for v in item)
+        elif type(item) is not str:
+            return False
+    return True
+
+
+def _is_diagnostic(value: object) -> bool:
+    return (
+        type(value) is tuple
+        and len(value) == 6
+        and type(value[0]) is str
+        and value[1] in _SEVERITIES
+        and type(value[2]) is str
+        and _optional_str(value[3])
+        and _optional_str(value[4])
+        and (value[5] is None or (type(value[5]) is int and value[5] >= 0))
+    )
+
+
+_SEVERITIES: Final = ("error", "warning", "info")
+# The type of each manifest field after the description, in field order (what encode_blob
+# writes); tests hold it to Manifest's fields.
+_TAIL_SHAPE: Final = (
+    _optional_str,  # license
+    _optional_str,  # compatibility
+    _str_map,  # metadata
+    _strs,  # allowed_tools
+    _optional_str,  # allowed_tools_raw
+    _strs,  # not_tools
+    _optional_str,  # context
+    _optional_str,  # agent
+    _flag,  # disable_model_invocation
+    _flag,  # user_invocable
+    _optional_str,  # argument_hint
+    _optional_str,  # when_to_use
+    _optional_str,  # version
+    _strs,  # tags
+    _strs,  # triggers
+    _yaml_map,  # extra
+)
 
 
 @dataclass(slots=True)

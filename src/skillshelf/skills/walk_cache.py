@@ -23,9 +23,11 @@ in between has a time inside the racy window below).
 So what a reader gets is what a fresh walk would give. Two cases are never kept, and are
 walked again on every use: walks holding anything but files and folders (a symbolic link can
 change what it leads to without any of these times changing; FIFOs, devices, unreadable or
-capped walks are rare and not worth it), and walks that saw a modification time within
-:data:`RACY_NS` of the walk itself — a change made in the same clock tick as the walk might
-not move the time it changed (the "racy" case ``git`` guards against the same way).
+capped walks are rare and not worth it), and walks that saw a stamp not
+:func:`~skillshelf.skills.cache_files.settled` at the walk itself — a change made in the same
+clock tick as the walk might not move the time it changed (the "racy" case ``git`` guards
+against the same way). Stamps and that rule are every cache's
+(:mod:`skillshelf.skills.cache_files`).
 
 Only the display faces use it (``skill_load``'s tree and link check, the document list);
 the lockfile, the scanner and staging walk afresh, as they must.
@@ -40,9 +42,7 @@ from collections import OrderedDict
 from collections.abc import Callable, Hashable
 from typing import Any, Final, TypeVar
 
-# A modification time within RACY_NS of the walk may share the file system's clock tick with a
-# later change: the same window as the discovery index's (one constant for both caches).
-from skillshelf.skills.index_cache import RACY_NS
+from skillshelf.skills.cache_files import RACY_NS, Stamp, matches, settled, stamp_of
 from skillshelf.skills.walk import SkillWalk, absolute, walk_skill
 
 __all__ = ["RACY_NS", "KnownWalk", "WalkCache"]
@@ -51,8 +51,8 @@ __all__ = ["RACY_NS", "KnownWalk", "WalkCache"]
 DEFAULT_LIMIT: Final = 1024
 _T = TypeVar("_T")
 _NONE: Final = object()  # no value derived yet (None may be one)
-# (path, inode, modification time, change time, size) of the skill folder and of every entry.
-_Stamp = tuple[str, int, int, int, int]
+# The path and stamp of the skill folder and of every entry.
+_Stamp = tuple[str, Stamp]
 
 
 class KnownWalk:
@@ -89,15 +89,9 @@ class KnownWalk:
     def unchanged(self) -> bool:
         """Whether every folder and file the walk saw is still as it was."""
         try:
-            for i, (path, ino, mtime_ns, ctime_ns, size) in enumerate(self._stamps):
+            for i, (path, stamp) in enumerate(self._stamps):
                 # The skill folder itself is followed, as the walk follows it; nothing inside.
-                st = os.lstat(path) if i else os.stat(path)
-                if (
-                    st.st_ino != ino
-                    or st.st_mtime_ns != mtime_ns
-                    or st.st_ctime_ns != ctime_ns
-                    or st.st_size != size
-                ):
+                if not matches(stamp, os.lstat(path) if i else os.stat(path)):
                     return False
         except OSError:
             return False
@@ -152,12 +146,9 @@ def _walk(directory: str) -> KnownWalk:
     walk = walk_skill(root, stats=seen)
     if walk.capped is not None or any(e.kind not in ("file", "dir") for e in walk.entries):
         return KnownWalk(walk, None)
-    stamps: list[_Stamp] = [
-        (root, before.st_ino, before.st_mtime_ns, before.st_ctime_ns, before.st_size)
-    ]
-    # Anything changed during the walk (or just before it) has a time past ``racy``.
-    racy = started - RACY_NS
-    if before.st_mtime_ns >= racy:
+    stamps: list[_Stamp] = [(root, stamp_of(before))]
+    # Anything changed during the walk (or just before it) has a stamp not settled at its start.
+    if not settled(stamps[0][1], started):
         return KnownWalk(walk, None)
     # What walk.full_path gives, for the walk's relative paths (no empty or ``..`` parts).
     prefix = os.path.join(root, "")
@@ -166,10 +157,10 @@ def _walk(directory: str) -> KnownWalk:
             path = prefix + (entry.path if os.sep == "/" else entry.path.replace("/", os.sep))
             # A file's stamp is the lstat the walk took of it (what it described); a folder's
             # comes after its listing, which the racy window covers.
-            st = seen.get(entry.path) or os.lstat(path)
-            if st.st_mtime_ns >= racy:
+            stamp = stamp_of(seen.get(entry.path) or os.lstat(path))
+            if not settled(stamp, started):
                 return KnownWalk(walk, None)
-            stamps.append((path, st.st_ino, st.st_mtime_ns, st.st_ctime_ns, st.st_size))
+            stamps.append((path, stamp))
     except OSError:  # changed while walked: walk again next time
         return KnownWalk(walk, None)
     return KnownWalk(walk, tuple(stamps))
