@@ -53,12 +53,18 @@ def server_env(**extra: str) -> dict[str, str]:
     return env
 
 
-def serve_command(*args: str) -> list[str]:
-    """``skillshelf serve ARGS`` as a command line using this interpreter."""
+def serve_command(*args: str, nofile: int | None = None) -> list[str]:
+    """``skillshelf serve ARGS`` as a command line using this interpreter; ``nofile`` lowers
+    its file descriptor limit (RLIMIT_NOFILE, soft and hard) first."""
+    prelude = (
+        ""
+        if nofile is None
+        else f"import resource; resource.setrlimit(resource.RLIMIT_NOFILE, ({nofile}, {nofile})); "
+    )
     return [
         sys.executable,
         "-c",
-        "from skillshelf.cli import main; main()",
+        prelude + "from skillshelf.cli import main; main()",
         "serve",
         "--no-cache",
         *args,
@@ -104,13 +110,15 @@ def start_http_server(
     *,
     env: dict[str, str] | None = None,
     on_ready: Callable[[], None] | None = None,
+    nofile: int | None = None,
 ) -> HttpServer:
     """Start an HTTP server on a free port and wait (bounded) until it announces its URL.
 
-    ``on_ready`` runs in the stderr reader thread the moment the "serving" line is read.
+    ``on_ready`` runs in the stderr reader thread the moment the "serving" line is read;
+    ``nofile`` is as for :func:`serve_command`.
     """
     process = subprocess.Popen(
-        serve_command("--transport", "http", "--port", "0", *args),
+        serve_command("--transport", "http", "--port", "0", *args, nofile=nofile),
         stdin=subprocess.DEVNULL,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,

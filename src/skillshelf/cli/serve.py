@@ -77,6 +77,64 @@ SERVE_SETTINGS = (
     help="Seconds a session's or conversation's tool state lives after its last use.",
 )
 @click.option(
+    "--handle-lifetime",
+    "handle_lifetime_s",
+    type=click.FloatRange(min=0, min_open=True),
+    default=None,
+    help="Seconds a conversation handle (2026-07-28 clients) verifies after it was minted "
+    "(default 86400, at most 7 days).",
+)
+@click.option(
+    "--max-connections",
+    type=click.IntRange(min=1),
+    default=None,
+    help="HTTP connections open at once; one more is answered 503 (default: 3/4 of the file "
+    "descriptor limit, at most that limit less 128).",
+)
+@click.option(
+    "--header-timeout",
+    "header_timeout_s",
+    type=click.FloatRange(min=0, min_open=True),
+    default=None,
+    help="Seconds a client has to send a request's headers; later, 408 and closed (default 10).",
+)
+@click.option(
+    "--body-timeout",
+    "body_timeout_s",
+    type=click.FloatRange(min=0, min_open=True),
+    default=None,
+    help="Seconds a client has to send a request's body after its headers; later, 408 and "
+    "closed (default 30).",
+)
+@click.option(
+    "--max-sessions",
+    type=click.IntRange(min=1),
+    default=None,
+    help="Handshake-era (2025-11-25) sessions at once; the client holding the most loses its "
+    "oldest to make room (default 10000).",
+)
+@click.option(
+    "--sessions-per-client",
+    type=click.IntRange(min=1),
+    default=None,
+    help="Handshake-era sessions one client (credential + address) keeps; one more ends its "
+    "oldest (default 1000).",
+)
+@click.option(
+    "--max-conversations",
+    type=click.IntRange(min=1),
+    default=None,
+    help="Sessionless (2026-07-28) conversations kept at once; the client holding the most "
+    "loses its oldest (default 10000).",
+)
+@click.option(
+    "--conversations-per-client",
+    type=click.IntRange(min=1),
+    default=None,
+    help="Sessionless conversations one client (credential + address) keeps; one more ends "
+    "its oldest (default 1000).",
+)
+@click.option(
     "--allow-host",
     "allow_hosts",
     multiple=True,
@@ -112,9 +170,17 @@ def serve(
     token_env: str | None,
     handle_secret_env: str | None,
     state_ttl_s: int,
+    handle_lifetime_s: float | None,
     allow_hosts: tuple[str, ...],
     workspace_ttl_s: float,
     max_workspaces: int,
+    max_connections: int | None,
+    header_timeout_s: float | None,
+    body_timeout_s: float | None,
+    max_sessions: int | None,
+    sessions_per_client: int | None,
+    max_conversations: int | None,
+    conversations_per_client: int | None,
     **kwargs: Any,
 ) -> None:
     """Serve the skills over MCP: the skills extension, skill:// resources, tools, prompts.
@@ -130,8 +196,23 @@ def serve(
     exec_policy = ExecPolicy(extra_ro_paths=ro_paths) if ro_paths else None
     # Without the mcp extra this import fails; skillshelf.cli.errors names the extra (exit 2).
     from skillshelf.mcpserver import run_server
+    from skillshelf.mcpserver.handles import HANDLE_LIFETIME_S
+    from skillshelf.mcpserver.limits import ServeLimits
     from skillshelf.mcpserver.run import configure_logging
 
+    given: dict[str, Any] = {
+        "max_connections": max_connections,
+        "header_timeout_s": header_timeout_s,
+        "body_timeout_s": body_timeout_s,
+        "max_sessions": max_sessions,
+        "sessions_per_client": sessions_per_client,
+        "max_conversations": max_conversations,
+        "conversations_per_client": conversations_per_client,
+    }
+    # Unset flags keep the library's defaults (mcpserver.limits); refused values (a cap over
+    # its total, connections above the descriptors) stop here, before serving starts.
+    limits = ServeLimits(**{k: v for k, v in given.items() if v is not None})
+    limits.connections()
     token = _token(token_env)
     secret = _handle_secret(handle_secret_env, token)
     if transport == "http" and not token and not _loopback(host):
@@ -161,6 +242,8 @@ def serve(
         port=port,
         token=token,
         handle_secret=secret,
+        handle_lifetime_s=handle_lifetime_s or HANDLE_LIFETIME_S,
+        limits=limits,
         enable_exec=enable_exec,
         workspace_ttl_s=workspace_ttl_s,
         max_workspaces=max_workspaces,

@@ -27,6 +27,8 @@ import anyio
 import anyio.abc
 
 from skillshelf.errors import UsageError
+from skillshelf.mcpserver._connections import guarded_protocol
+from skillshelf.mcpserver._sessions import SDK_SESSION_SLACK, SessionQuota
 from skillshelf.mcpserver.server import SkillServer
 from skillshelf.mcpserver.signals import ServerSignals
 from skillshelf.mcpserver.stdio import claimed_stdin
@@ -176,12 +178,14 @@ async def _serve_http(
     # The SDK checks Host/Origin only on /mcp and only for three fixed loopback names (which
     # would refuse the names of --allow-host); HostGuard checks every request, so the SDK's
     # own check is off rather than a second, different rule.
+    limits = server.limits
     app: _ASGIApp = server.server.streamable_http_app(
         streamable_http_path=MCP_PATH,
         host=host,
         transport_security=TransportSecuritySettings(enable_dns_rebinding_protection=False),
+        max_sessions=limits.max_sessions + SDK_SESSION_SLACK,
     )
-    app = SessionEnds(app, server)
+    app = SessionQuota(SessionEnds(app, server), server.sessions, MCP_PATH)
     if token:
         app = BearerTokenGate(app, token)
     app = HostGuard(app, host, allowed_hosts)
@@ -190,6 +194,7 @@ async def _serve_http(
     shown = f"[{host}]" if ":" in host else host
     config = uvicorn.Config(
         app,
+        http=guarded_protocol(limits),
         log_config=None,
         access_log=False,
         lifespan="on",
