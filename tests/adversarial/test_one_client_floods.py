@@ -12,9 +12,8 @@ from __future__ import annotations
 import contextlib
 import json
 import re
-import subprocess
 import time
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -29,13 +28,7 @@ from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
 from adversarial._exec_faces import skill_root
-from mcpserver.helpers import (
-    INITIALIZE_REQUEST,
-    HttpServer,
-    serve_command,
-    server_env,
-    start_http_server,
-)
+from mcpserver.helpers import INITIALIZE_REQUEST, http_server, refused_serve, server_env
 from skillshelf.testing import make_skill
 
 SKILL = "alpha"
@@ -51,15 +44,6 @@ def root(tmp_path_factory: pytest.TempPathFactory) -> Path:
     skills = tmp_path_factory.mktemp("skills")
     make_skill(skills, SKILL, "A skill to load. Use when testing floods.")
     return skills
-
-
-@contextlib.contextmanager
-def _server(*args: str, env: dict[str, str] | None = None) -> Iterator[HttpServer]:
-    server = start_http_server(list(args), env=env)
-    try:
-        yield server
-    finally:
-        server.stop()
 
 
 @contextlib.asynccontextmanager
@@ -101,7 +85,7 @@ async def _still_loaded(client: Client, handle: str) -> bool:
 
 def test_a_handleless_flood_ends_the_flooders_own_oldest_conversations(root: Path) -> None:
     caps = ("--conversations-per-client", "4", "--max-conversations", "6")
-    with _server("--root", str(root), *caps) as server:
+    with http_server(["--root", str(root), *caps]) as server:
 
         async def check() -> None:
             async with _client(server.url, ALICE) as alice, _client(server.url, MALLORY) as bad:
@@ -123,7 +107,7 @@ def test_a_handleless_flood_ends_the_flooders_own_oldest_conversations(root: Pat
 
 
 def test_a_handle_lifetime_is_capped_and_set_by_a_flag(root: Path) -> None:
-    with _server("--root", str(root), "--handle-lifetime", "120") as server:
+    with http_server(["--root", str(root), "--handle-lifetime", "120"]) as server:
 
         async def check() -> None:
             async with _client(server.url, ALICE) as alice:
@@ -132,21 +116,8 @@ def test_a_handle_lifetime_is_capped_and_set_by_a_flag(root: Path) -> None:
             assert 0 < expiry - time.time() <= 121
 
         anyio.run(check)
-    result = _run_serve_refusal(root, "--handle-lifetime", str(8 * 24 * 3600))
+    result = refused_serve("--root", str(root), "--handle-lifetime", str(8 * 24 * 3600))
     assert "at most 604800 s (7 days)" in result
-
-
-def _run_serve_refusal(root: Path, *args: str) -> str:
-    done = subprocess.run(
-        serve_command("--transport", "http", "--port", "0", "--root", str(root), *args),
-        capture_output=True,
-        text=True,
-        timeout=CALL_TIMEOUT_S,
-        env=server_env(),
-        check=False,
-    )
-    assert done.returncode == 2, done.stderr
-    return done.stderr
 
 
 # -- handshake-era sessions ------------------------------------------------------------------
@@ -169,7 +140,7 @@ def _session_answers(url: str, peer: str, session: str) -> int:
 
 def test_a_legacy_session_flood_ends_the_flooders_own_oldest_sessions(root: Path) -> None:
     caps = ("--sessions-per-client", "3", "--max-sessions", "5")
-    with _server("--root", str(root), *caps) as server:
+    with http_server(["--root", str(root), *caps]) as server:
 
         async def alice_works() -> None:
             async with _client(server.url, ALICE, mode="legacy") as alice:
@@ -197,7 +168,7 @@ def test_a_legacy_session_flood_ends_the_flooders_own_oldest_sessions(root: Path
 
 
 def test_a_cap_above_its_total_is_refused_with_a_usage_error(root: Path) -> None:
-    err = _run_serve_refusal(root, "--sessions-per-client", "20", "--max-sessions", "10")
+    err = refused_serve("--root", str(root), "--sessions-per-client", "20", "--max-sessions", "10")
     assert "at most the total (10)" in err
 
 
@@ -208,7 +179,8 @@ def test_a_flood_of_exec_conversations_evicts_its_own_workspaces_first(tmp_path:
     tmp = tmp_path / "tmp"
     tmp.mkdir()
     args = ["--root", str(skill_root(tmp_path)), "--exec", "--sandbox", "local"]
-    with _server(*args, "--max-workspaces", "3", env=server_env(TMPDIR=str(tmp))) as server:
+    args += ["--max-workspaces", "3"]
+    with http_server(args, env=server_env(TMPDIR=str(tmp))) as server:
 
         async def check() -> None:
             async with _client(server.url, ALICE) as alice, _client(server.url, MALLORY) as bad:

@@ -6,7 +6,8 @@ import logging
 import os
 import signal
 import sys
-from typing import Any
+from collections.abc import Callable
+from typing import Any, Final, TypeVar
 
 import click
 
@@ -19,6 +20,7 @@ from skillshelf.stores import STATE_TTL_S
 __all__ = ["serve"]
 
 logger = logging.getLogger(__name__)
+F = TypeVar("F", bound=Callable[..., Any])
 
 # The harness settings serve offers as flags (cli/_settings.py declares each once); a server
 # runs no model, so the model-side ones (tools, tool style, placement…) are not among them.
@@ -32,6 +34,69 @@ SERVE_SETTINGS = (
     "enforce_allowed_tools",
     "trace",
 )
+
+
+_COUNT = click.IntRange(min=1)
+_SECONDS = click.FloatRange(min=0, min_open=True)
+# serve's HTTP limits, each a field of mcpserver.limits.ServeLimits (not imported here: it
+# needs the mcp extra); unset, a flag leaves the library's default.
+_LIMIT_FLAGS: Final[tuple[tuple[str, str, click.ParamType[Any], str], ...]] = (
+    (
+        "--max-connections",
+        "max_connections",
+        _COUNT,
+        "HTTP connections open at once; one more is answered 503 (default: 3/4 of the file "
+        "descriptor limit, at most that limit less 128).",
+    ),
+    (
+        "--header-timeout",
+        "header_timeout_s",
+        _SECONDS,
+        "Seconds a client has to send a request's headers; later, 408 and closed (default 10).",
+    ),
+    (
+        "--body-timeout",
+        "body_timeout_s",
+        _SECONDS,
+        "Seconds a client has to send a request's body after its headers; later, 408 and "
+        "closed (default 30).",
+    ),
+    (
+        "--max-sessions",
+        "max_sessions",
+        _COUNT,
+        "Handshake-era (2025-11-25) sessions at once; the client holding the most loses its "
+        "oldest to make room (default 10000).",
+    ),
+    (
+        "--sessions-per-client",
+        "sessions_per_client",
+        _COUNT,
+        "Handshake-era sessions one client (credential + address) keeps; one more ends its "
+        "oldest (default 1000).",
+    ),
+    (
+        "--max-conversations",
+        "max_conversations",
+        _COUNT,
+        "Sessionless (2026-07-28) conversations kept at once; the client holding the most "
+        "loses its oldest (default 10000).",
+    ),
+    (
+        "--conversations-per-client",
+        "conversations_per_client",
+        _COUNT,
+        "Sessionless conversations one client (credential + address) keeps; one more ends "
+        "its oldest (default 1000).",
+    ),
+)
+
+
+def _limit_options(command: F) -> F:
+    """The options of :data:`_LIMIT_FLAGS`, all defaulting to None (the library's value)."""
+    for flag, field, kind, text in reversed(_LIMIT_FLAGS):
+        command = click.option(flag, field, type=kind, default=None, help=text)(command)
+    return command
 
 
 @click.command()
@@ -84,56 +149,7 @@ SERVE_SETTINGS = (
     help="Seconds a conversation handle (2026-07-28 clients) verifies after it was minted "
     "(default 86400, at most 7 days).",
 )
-@click.option(
-    "--max-connections",
-    type=click.IntRange(min=1),
-    default=None,
-    help="HTTP connections open at once; one more is answered 503 (default: 3/4 of the file "
-    "descriptor limit, at most that limit less 128).",
-)
-@click.option(
-    "--header-timeout",
-    "header_timeout_s",
-    type=click.FloatRange(min=0, min_open=True),
-    default=None,
-    help="Seconds a client has to send a request's headers; later, 408 and closed (default 10).",
-)
-@click.option(
-    "--body-timeout",
-    "body_timeout_s",
-    type=click.FloatRange(min=0, min_open=True),
-    default=None,
-    help="Seconds a client has to send a request's body after its headers; later, 408 and "
-    "closed (default 30).",
-)
-@click.option(
-    "--max-sessions",
-    type=click.IntRange(min=1),
-    default=None,
-    help="Handshake-era (2025-11-25) sessions at once; the client holding the most loses its "
-    "oldest to make room (default 10000).",
-)
-@click.option(
-    "--sessions-per-client",
-    type=click.IntRange(min=1),
-    default=None,
-    help="Handshake-era sessions one client (credential + address) keeps; one more ends its "
-    "oldest (default 1000).",
-)
-@click.option(
-    "--max-conversations",
-    type=click.IntRange(min=1),
-    default=None,
-    help="Sessionless (2026-07-28) conversations kept at once; the client holding the most "
-    "loses its oldest (default 10000).",
-)
-@click.option(
-    "--conversations-per-client",
-    type=click.IntRange(min=1),
-    default=None,
-    help="Sessionless conversations one client (credential + address) keeps; one more ends "
-    "its oldest (default 1000).",
-)
+@_limit_options
 @click.option(
     "--allow-host",
     "allow_hosts",
@@ -174,13 +190,6 @@ def serve(
     allow_hosts: tuple[str, ...],
     workspace_ttl_s: float,
     max_workspaces: int,
-    max_connections: int | None,
-    header_timeout_s: float | None,
-    body_timeout_s: float | None,
-    max_sessions: int | None,
-    sessions_per_client: int | None,
-    max_conversations: int | None,
-    conversations_per_client: int | None,
     **kwargs: Any,
 ) -> None:
     """Serve the skills over MCP: the skills extension, skill:// resources, tools, prompts.
@@ -200,15 +209,7 @@ def serve(
     from skillshelf.mcpserver.limits import ServeLimits
     from skillshelf.mcpserver.run import configure_logging
 
-    given: dict[str, Any] = {
-        "max_connections": max_connections,
-        "header_timeout_s": header_timeout_s,
-        "body_timeout_s": body_timeout_s,
-        "max_sessions": max_sessions,
-        "sessions_per_client": sessions_per_client,
-        "max_conversations": max_conversations,
-        "conversations_per_client": conversations_per_client,
-    }
+    given = {field: kwargs.pop(field) for _flag, field, _kind, _help in _LIMIT_FLAGS}
     # Unset flags keep the library's defaults (mcpserver.limits); refused values (a cap over
     # its total, connections above the descriptors) stop here, before serving starts.
     limits = ServeLimits(**{k: v for k, v in given.items() if v is not None})

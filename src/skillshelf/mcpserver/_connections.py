@@ -33,6 +33,28 @@ logger = logging.getLogger("skillshelf.mcp")
 _INVALID_REQUEST: Final = -32600
 _SERVER_BUSY: Final = -32000  # implementation-defined server error (JSON-RPC 2.0 § 5.1)
 _REASONS: Final = {408: b"Request Timeout", 503: b"Service Unavailable"}
+# A flood is refused by the thousand: one warning per kind this often, with the count.
+_WARN_EVERY_S: Final = 10.0
+
+
+class _Warnings:
+    """Warnings of one kind at most every :data:`_WARN_EVERY_S`, counting those held back."""
+
+    def __init__(self) -> None:
+        self._last: dict[str, float] = {}
+        self._held: dict[str, int] = {}
+
+    def warn(self, now: float, kind: str, message: str) -> None:
+        if now - self._last.get(kind, -_WARN_EVERY_S) < _WARN_EVERY_S:
+            self._held[kind] = self._held.get(kind, 0) + 1
+            return
+        held = self._held.pop(kind, 0)
+        self._last[kind] = now
+        more = f" (and {held} more like it in the last {_WARN_EVERY_S:g} s)" if held else ""
+        logger.warning("%s%s", message, more)
+
+
+_WARNINGS: Final = _Warnings()
 
 
 def jsonrpc_error(code: int, message: str) -> bytes:
@@ -71,7 +93,11 @@ class GuardedH11Protocol(H11Protocol):
         full = len(self.connections) >= self.max_connections
         super().connection_made(transport)  # type: ignore[arg-type]
         if full:
-            logger.warning("refused a connection: %d are open (the limit)", self.max_connections)
+            _WARNINGS.warn(
+                self.loop.time(),
+                "connections",
+                f"refused a connection: {self.max_connections} are open (the limit)",
+            )
             self._refuse(
                 503,
                 jsonrpc_error(
@@ -131,7 +157,11 @@ class GuardedH11Protocol(H11Protocol):
         if self.transport.is_closing():
             return
         limit = self.header_timeout_s if what == "headers" else self.body_timeout_s
-        logger.warning("dropped a connection: its request %s took over %gs", what, limit)
+        _WARNINGS.warn(
+            self.loop.time(),
+            what,
+            f"dropped a connection: its request {what} took over {limit:g} s",
+        )
         message = f"The request {what} did not arrive within {limit:g} s"
         started = self.cycle is not None and self.cycle.response_started
         self._refuse(408, b"" if started else jsonrpc_error(_INVALID_REQUEST, message))

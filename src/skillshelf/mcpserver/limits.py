@@ -24,6 +24,7 @@ __all__ = [
     "CONVERSATIONS_PER_CLIENT",
     "DESCRIPTOR_RESERVE",
     "HEADER_TIMEOUT_S",
+    "MAX_BACKLOG",
     "MAX_CONVERSATIONS",
     "MAX_SESSIONS",
     "SESSIONS_PER_CLIENT",
@@ -47,6 +48,8 @@ CONVERSATIONS_PER_CLIENT: Final = 1_000
 # socket, the store, the trace, skill files being read, workspace_exec's pipes.
 DESCRIPTOR_RESERVE: Final = 128
 _UNLIMITED_CONNECTIONS: Final = 10_000  # when RLIMIT_NOFILE is infinite
+MAX_BACKLOG: Final = 2048  # uvicorn's default
+_MIN_BACKLOG: Final = 16
 
 
 def descriptor_limit() -> int | None:
@@ -113,3 +116,14 @@ class ServeLimits:
         if fds is None:
             return _UNLIMITED_CONNECTIONS
         return max(1, min(fds - DESCRIPTOR_RESERVE, fds * 3 // 4))
+
+    def backlog(self) -> int:
+        """The listening backlog, which is also how many connections asyncio accepts in one
+        go before any of them is refused: half the descriptors the connections leave free,
+        so a burst over the limit is refused, not met with ``EMFILE`` (and a second's pause
+        in accepting)."""
+        fds = descriptor_limit()
+        if fds is None:
+            return MAX_BACKLOG
+        spare = fds - self.connections()
+        return max(_MIN_BACKLOG, min(MAX_BACKLOG, spare // 2))
