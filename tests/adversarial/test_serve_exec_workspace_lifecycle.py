@@ -194,3 +194,15 @@ def test_the_cap_evicts_the_longest_idle_but_never_a_busy_workspace(tmp_path: Pa
             manager.open("third")
     manager.close_all()
     assert manager.live == [] and list((tmp_path / "ws").iterdir()) == []
+
+
+def test_the_cap_evicts_the_client_holding_the_most_before_anyone_else(tmp_path: Path) -> None:
+    manager = WorkspaceManager(tmp_path / "ws", max_live=3, client_of=lambda s: s.split(":")[0])
+    alice = manager.open("alice:1").root
+    for i in range(6):
+        manager.open(f"mallory:{i}")
+    assert alice.exists()
+    assert sorted(manager.live) == ["alice:1", "mallory:4", "mallory:5"]
+    manager.open("carol:1")  # mallory holds the most: its longest idle goes
+    assert sorted(manager.live) == ["alice:1", "carol:1", "mallory:5"]
+    manager.close_all()

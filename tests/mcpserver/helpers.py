@@ -6,6 +6,7 @@ same ``skillshelf`` package the tests import, so what is tested is what a client
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import sqlite3
@@ -13,7 +14,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -53,12 +54,18 @@ def server_env(**extra: str) -> dict[str, str]:
     return env
 
 
-def serve_command(*args: str) -> list[str]:
-    """``skillshelf serve ARGS`` as a command line using this interpreter."""
+def serve_command(*args: str, nofile: int | None = None) -> list[str]:
+    """``skillshelf serve ARGS`` as a command line using this interpreter; ``nofile`` lowers
+    its file descriptor limit (RLIMIT_NOFILE, soft and hard) first."""
+    prelude = (
+        ""
+        if nofile is None
+        else f"import resource; resource.setrlimit(resource.RLIMIT_NOFILE, ({nofile}, {nofile})); "
+    )
     return [
         sys.executable,
         "-c",
-        "from skillshelf.cli import main; main()",
+        prelude + "from skillshelf.cli import main; main()",
         "serve",
         "--no-cache",
         *args,
@@ -104,13 +111,15 @@ def start_http_server(
     *,
     env: dict[str, str] | None = None,
     on_ready: Callable[[], None] | None = None,
+    nofile: int | None = None,
 ) -> HttpServer:
     """Start an HTTP server on a free port and wait (bounded) until it announces its URL.
 
-    ``on_ready`` runs in the stderr reader thread the moment the "serving" line is read.
+    ``on_ready`` runs in the stderr reader thread the moment the "serving" line is read;
+    ``nofile`` is as for :func:`serve_command`.
     """
     process = subprocess.Popen(
-        serve_command("--transport", "http", "--port", "0", *args),
+        serve_command("--transport", "http", "--port", "0", *args, nofile=nofile),
         stdin=subprocess.DEVNULL,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
@@ -148,6 +157,34 @@ def start_http_server(
         server.stop()
         raise AssertionError("server did not start:\n" + "".join(lines))
     return server
+
+
+@contextlib.contextmanager
+def http_server(
+    args: Sequence[str], *, env: dict[str, str] | None = None, nofile: int | None = None
+) -> Iterator[HttpServer]:
+    """:func:`start_http_server` as a context: the server is stopped when it ends."""
+    server = start_http_server(args, env=env, nofile=nofile)
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+def refused_serve(*args: str, nofile: int | None = None) -> str:
+    """The stderr of ``skillshelf serve --transport http ARGS``, which must refuse to start
+    with a usage error (exit 2)."""
+    done = subprocess.run(
+        serve_command("--transport", "http", "--port", "0", *args, nofile=nofile),
+        capture_output=True,
+        text=True,
+        timeout=SERVER_START_TIMEOUT_S,
+        env=server_env(),
+        stdin=subprocess.DEVNULL,
+        check=False,
+    )
+    assert done.returncode == 2, done.stderr
+    return done.stderr
 
 
 def stop_process(process: subprocess.Popen[str]) -> None:

@@ -4,7 +4,14 @@ from __future__ import annotations
 
 import pytest
 
-from skillshelf.mcpserver.handles import Handles, derive_secret, owner_of, passed_handle
+from skillshelf.mcpserver.handles import (
+    MAX_HANDLE_LIFETIME_S,
+    Handles,
+    client_of,
+    derive_secret,
+    owner_of,
+    passed_handle,
+)
 
 SECRET = b"k" * 32
 
@@ -69,3 +76,23 @@ def test_text_that_only_resembles_a_placeholder_is_a_handle_to_verify(value: str
 def test_a_real_handle_passes_through_unchanged() -> None:
     handle = Handles(SECRET).mint("alice").handle
     assert passed_handle(handle) == handle
+
+
+@pytest.mark.parametrize("lifetime_s", [0, -1, MAX_HANDLE_LIFETIME_S + 1, 10 * 365 * 24 * 3600])
+def test_a_handle_lifetime_out_of_range_is_refused(lifetime_s: float) -> None:
+    with pytest.raises(ValueError, match="at most 604800 s"):
+        Handles(SECRET, lifetime_s=lifetime_s)
+
+
+def test_a_handle_minted_to_outlive_this_server_s_lifetime_is_refused() -> None:
+    longer = Handles(SECRET, lifetime_s=MAX_HANDLE_LIFETIME_S).mint("alice", now=1000).handle
+    shorter = Handles(SECRET, lifetime_s=3600)
+    assert shorter.verify(longer, "alice", now=1000).problem == "outlives"
+    assert Handles(SECRET, lifetime_s=MAX_HANDLE_LIFETIME_S).verify(longer, "alice", now=1000).key
+
+
+def test_clients_are_told_apart_by_credential_and_address() -> None:
+    assert client_of("Bearer a", "127.0.0.1") != client_of("Bearer a", "127.0.0.2")
+    assert client_of("Bearer a", "127.0.0.1") != client_of("Bearer b", "127.0.0.1")
+    assert client_of(None, None) == client_of("", None)
+    assert "Bearer" not in client_of("Bearer a", "127.0.0.1")

@@ -6,7 +6,8 @@ import logging
 import os
 import signal
 import sys
-from typing import Any
+from collections.abc import Callable
+from typing import Any, Final, TypeVar
 
 import click
 
@@ -19,6 +20,7 @@ from skillshelf.stores import STATE_TTL_S
 __all__ = ["serve"]
 
 logger = logging.getLogger(__name__)
+F = TypeVar("F", bound=Callable[..., Any])
 
 # The harness settings serve offers as flags (cli/_settings.py declares each once); a server
 # runs no model, so the model-side ones (tools, tool style, placement…) are not among them.
@@ -32,6 +34,69 @@ SERVE_SETTINGS = (
     "enforce_allowed_tools",
     "trace",
 )
+
+
+_COUNT = click.IntRange(min=1)
+_SECONDS = click.FloatRange(min=0, min_open=True)
+# serve's HTTP limits, each a field of mcpserver.limits.ServeLimits (not imported here: it
+# needs the mcp extra); unset, a flag leaves the library's default.
+_LIMIT_FLAGS: Final[tuple[tuple[str, str, click.ParamType[Any], str], ...]] = (
+    (
+        "--max-connections",
+        "max_connections",
+        _COUNT,
+        "HTTP connections open at once; one more is answered 503 (default: 3/4 of the file "
+        "descriptor limit, at most that limit less 128).",
+    ),
+    (
+        "--header-timeout",
+        "header_timeout_s",
+        _SECONDS,
+        "Seconds a client has to send a request's headers; later, 408 and closed (default 10).",
+    ),
+    (
+        "--body-timeout",
+        "body_timeout_s",
+        _SECONDS,
+        "Seconds a client has to send a request's body after its headers; later, 408 and "
+        "closed (default 30).",
+    ),
+    (
+        "--max-sessions",
+        "max_sessions",
+        _COUNT,
+        "Handshake-era (2025-11-25) sessions at once; the client holding the most loses its "
+        "oldest to make room (default 10000).",
+    ),
+    (
+        "--sessions-per-client",
+        "sessions_per_client",
+        _COUNT,
+        "Handshake-era sessions one client (credential + address) keeps; one more ends its "
+        "oldest (default 1000).",
+    ),
+    (
+        "--max-conversations",
+        "max_conversations",
+        _COUNT,
+        "Sessionless (2026-07-28) conversations kept at once; the client holding the most "
+        "loses its oldest (default 10000).",
+    ),
+    (
+        "--conversations-per-client",
+        "conversations_per_client",
+        _COUNT,
+        "Sessionless conversations one client (credential + address) keeps; one more ends "
+        "its oldest (default 1000).",
+    ),
+)
+
+
+def _limit_options(command: F) -> F:
+    """The options of :data:`_LIMIT_FLAGS`, all defaulting to None (the library's value)."""
+    for flag, field, kind, text in reversed(_LIMIT_FLAGS):
+        command = click.option(flag, field, type=kind, default=None, help=text)(command)
+    return command
 
 
 @click.command()
@@ -77,6 +142,15 @@ SERVE_SETTINGS = (
     help="Seconds a session's or conversation's tool state lives after its last use.",
 )
 @click.option(
+    "--handle-lifetime",
+    "handle_lifetime_s",
+    type=click.FloatRange(min=0, min_open=True),
+    default=None,
+    help="Seconds a conversation handle (2026-07-28 clients) verifies after it was minted "
+    "(default 86400, at most 7 days).",
+)
+@_limit_options
+@click.option(
     "--allow-host",
     "allow_hosts",
     multiple=True,
@@ -112,6 +186,7 @@ def serve(
     token_env: str | None,
     handle_secret_env: str | None,
     state_ttl_s: int,
+    handle_lifetime_s: float | None,
     allow_hosts: tuple[str, ...],
     workspace_ttl_s: float,
     max_workspaces: int,
@@ -130,8 +205,15 @@ def serve(
     exec_policy = ExecPolicy(extra_ro_paths=ro_paths) if ro_paths else None
     # Without the mcp extra this import fails; skillshelf.cli.errors names the extra (exit 2).
     from skillshelf.mcpserver import run_server
+    from skillshelf.mcpserver.handles import HANDLE_LIFETIME_S
+    from skillshelf.mcpserver.limits import ServeLimits
     from skillshelf.mcpserver.run import configure_logging
 
+    given = {field: kwargs.pop(field) for _flag, field, _kind, _help in _LIMIT_FLAGS}
+    # Unset flags keep the library's defaults (mcpserver.limits); refused values (a cap over
+    # its total, connections above the descriptors) stop here, before serving starts.
+    limits = ServeLimits(**{k: v for k, v in given.items() if v is not None})
+    limits.connections()
     token = _token(token_env)
     secret = _handle_secret(handle_secret_env, token)
     if transport == "http" and not token and not _loopback(host):
@@ -161,6 +243,8 @@ def serve(
         port=port,
         token=token,
         handle_secret=secret,
+        handle_lifetime_s=handle_lifetime_s or HANDLE_LIFETIME_S,
+        limits=limits,
         enable_exec=enable_exec,
         workspace_ttl_s=workspace_ttl_s,
         max_workspaces=max_workspaces,

@@ -21,6 +21,8 @@ import anyio
 from skillshelf.errors import UsageError
 from skillshelf.exec.workspace import MAX_LIVE_WORKSPACES, WORKSPACE_IDLE_TTL_S, WorkspaceManager
 from skillshelf.harness import SkillSettings
+from skillshelf.mcpserver.handles import HANDLE_LIFETIME_S
+from skillshelf.mcpserver.limits import ServeLimits
 from skillshelf.mcpserver.run import Transport, is_loopback, serve
 from skillshelf.mcpserver.server import SkillServer
 from skillshelf.mcpserver.signals import ServerSignals
@@ -41,6 +43,8 @@ def run_server(
     port: int = 8000,
     token: str | None = None,
     handle_secret: bytes | None = None,
+    handle_lifetime_s: float = HANDLE_LIFETIME_S,
+    limits: ServeLimits | None = None,
     enable_exec: bool = False,
     workspace_ttl_s: float = WORKSPACE_IDLE_TTL_S,
     max_workspaces: int = MAX_LIVE_WORKSPACES,
@@ -59,7 +63,7 @@ def run_server(
             when ``enable_exec`` (a private temporary folder, removed afterwards).
         transport, host, port, token, watch, allowed_hosts, on_ready: As for
             :func:`~skillshelf.mcpserver.serve`.
-        handle_secret: Signs conversation handles (see :class:`SkillServer`).
+        handle_secret, handle_lifetime_s, limits: As for :class:`SkillServer`.
         enable_exec: Offer ``workspace_exec``.
         workspace_ttl_s: Seconds a workspace may stay idle before it is removed.
         max_workspaces: Workspaces kept at once; the longest idle goes to make room.
@@ -96,6 +100,8 @@ def run_server(
                     visible=visible,
                     enable_exec=enable_exec,
                     handle_secret=handle_secret,
+                    handle_lifetime_s=handle_lifetime_s,
+                    limits=limits,
                 )
                 if signals.stopped_by is None:
                     run = functools.partial(

@@ -22,18 +22,26 @@ import time
 from dataclasses import dataclass
 from typing import Final, Literal
 
+from skillshelf.errors import UsageError
+
 __all__ = [
     "HANDLE_LIFETIME_S",
+    "MAX_HANDLE_LIFETIME_S",
     "NO_HANDLE",
     "HandleCheck",
     "HandleMint",
     "Handles",
+    "client_of",
     "derive_secret",
     "owner_of",
     "passed_handle",
 ]
 
 HANDLE_LIFETIME_S: Final = 24 * 3600  # a working day's conversation; state TTL is separate
+# No handle verifies longer than this after it was minted, whatever a server is configured
+# with: a leaked handle stops working within a week.
+MAX_HANDLE_LIFETIME_S: Final = 7 * 24 * 3600
+_CLOCK_SKEW_S: Final = 300  # workers' clocks may disagree by this much
 ANONYMOUS: Final = "anonymous"  # stdio, and HTTP without a token (loopback only)
 _VERSION: Final = "c1"
 _MAC_BYTES: Final = 16  # 128-bit tag: forging stays out of reach, the handle stays short
@@ -59,6 +67,15 @@ def owner_of(authorization: str | None) -> str:
     if not authorization:
         return ANONYMOUS
     return "bearer:" + hashlib.sha256(authorization.encode("utf-8", "replace")).hexdigest()[:32]
+
+
+def client_of(authorization: str | None, peer: str | None) -> str:
+    """The client a limit counts: the request's owner, and the address it came from.
+
+    The owner alone would make every holder of one shared token a single client; the address
+    tells them apart (behind a proxy, all have the proxy's address and only the owner counts).
+    """
+    return f"{owner_of(authorization)}@{peer or '-'}"
 
 
 def passed_handle(value: object) -> str | None:
@@ -91,7 +108,7 @@ class HandleCheck:
     """The outcome of verifying a handle: its state key, or why it was refused."""
 
     key: str | None
-    problem: Literal["malformed", "forged", "expired"] | None = None
+    problem: Literal["malformed", "forged", "expired", "outlives"] | None = None
 
 
 class Handles:
@@ -99,12 +116,22 @@ class Handles:
 
     Args:
         secret: The HMAC key; every worker behind one load balancer needs the same one.
-        lifetime_s: How long a handle verifies after it was minted.
+        lifetime_s: How long a handle verifies after it was minted, at most
+            :data:`MAX_HANDLE_LIFETIME_S`. A handle that expires further ahead than this (one
+            minted by a worker configured otherwise) is refused as ``outlives``.
+
+    Raises:
+        UsageError: A secret under 16 bytes, or a lifetime out of range.
     """
 
     def __init__(self, secret: bytes, *, lifetime_s: float = HANDLE_LIFETIME_S) -> None:
         if len(secret) < 16:
-            raise ValueError("a handle secret needs at least 16 bytes")
+            raise UsageError("a handle secret needs at least 16 bytes")
+        if not 0 < lifetime_s <= MAX_HANDLE_LIFETIME_S:
+            raise UsageError(
+                f"a handle lifetime must be positive and at most {MAX_HANDLE_LIFETIME_S} s "
+                f"(7 days), not {lifetime_s:g}"
+            )
         self._secret = secret
         self.lifetime_s = lifetime_s
 
@@ -123,8 +150,11 @@ class Handles:
         _version, ident, expiry, mac = parts
         if not hmac.compare_digest(mac, self._mac(owner, ident, expiry)):
             return HandleCheck(None, "forged")
-        if int(expiry) <= (time.time() if now is None else now):
+        at = time.time() if now is None else now
+        if int(expiry) <= at:
             return HandleCheck(None, "expired")
+        if int(expiry) > at + self.lifetime_s + _CLOCK_SKEW_S:
+            return HandleCheck(None, "outlives")
         return HandleCheck(self._key(owner, ident))
 
     def owner_key(self, owner: str) -> str:

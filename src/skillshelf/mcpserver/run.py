@@ -27,6 +27,8 @@ import anyio
 import anyio.abc
 
 from skillshelf.errors import UsageError
+from skillshelf.mcpserver._connections import guarded_protocol
+from skillshelf.mcpserver._sessions import SDK_SESSION_SLACK, SessionQuota
 from skillshelf.mcpserver.server import SkillServer
 from skillshelf.mcpserver.signals import ServerSignals
 from skillshelf.mcpserver.stdio import claimed_stdin
@@ -51,7 +53,6 @@ MCP_PATH: Final = "/mcp"
 # uvicorn waits this long for open requests and streams (an idle SSE stream never ends by
 # itself) once told to stop, then closes them: a stop is never held up by a client.
 HTTP_SHUTDOWN_GRACE_S: Final = 5
-_BACKLOG: Final = 2048  # uvicorn's default
 # The realm a 401 names: a static bearer token, not OAuth (no resource_metadata is offered,
 # and the OAuth discovery documents under /.well-known/ answer 404).
 TOKEN_REALM: Final = "skillshelf"
@@ -176,20 +177,24 @@ async def _serve_http(
     # The SDK checks Host/Origin only on /mcp and only for three fixed loopback names (which
     # would refuse the names of --allow-host); HostGuard checks every request, so the SDK's
     # own check is off rather than a second, different rule.
+    limits = server.limits
     app: _ASGIApp = server.server.streamable_http_app(
         streamable_http_path=MCP_PATH,
         host=host,
         transport_security=TransportSecuritySettings(enable_dns_rebinding_protection=False),
+        max_sessions=limits.max_sessions + SDK_SESSION_SLACK,
     )
-    app = SessionEnds(app, server)
+    app = SessionQuota(SessionEnds(app, server), server.sessions, MCP_PATH)
     if token:
         app = BearerTokenGate(app, token)
     app = HostGuard(app, host, allowed_hosts)
-    sock = _bind(host, port)
+    sock = _bind(host, port, limits.backlog())
     bound = sock.getsockname()[1]
     shown = f"[{host}]" if ":" in host else host
     config = uvicorn.Config(
         app,
+        http=guarded_protocol(limits),
+        backlog=limits.backlog(),
         log_config=None,
         access_log=False,
         lifespan="on",
@@ -201,14 +206,14 @@ async def _serve_http(
     await web.serve(sockets=[sock])
 
 
-def _bind(host: str, port: int) -> socket.socket:
+def _bind(host: str, port: int, backlog: int) -> socket.socket:
     family, kind, proto, _name, address = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)[0]
     sock = socket.socket(family, kind, proto)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.bind(address)
     # Listening before the URL is announced: a client that connects at once waits in the
     # backlog instead of being refused while uvicorn starts.
-    sock.listen(_BACKLOG)
+    sock.listen(backlog)
     sock.set_inheritable(True)
     return sock
 

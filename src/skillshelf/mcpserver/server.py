@@ -43,23 +43,27 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from skillshelf._version import __version__
 from skillshelf.core.catalog import CatalogEntry, render_catalog
+from skillshelf.core.quota import FairPool
 from skillshelf.core.session import LoadMode
 from skillshelf.errors import UsageError, clip
 from skillshelf.harness import Harness, SkillSettings, ToolRecord
 from skillshelf.mcpserver._content import ContentHandlers
+from skillshelf.mcpserver._conversations import Conversations
+from skillshelf.mcpserver._sessions import peer_of
 from skillshelf.mcpserver.extension import (
     SkillsExtension,
 )
 from skillshelf.mcpserver.files import (
     file_uri,
 )
-from skillshelf.mcpserver.handles import HANDLE_LIFETIME_S, Handles, owner_of, passed_handle
+from skillshelf.mcpserver.handles import HANDLE_LIFETIME_S, Handles
+from skillshelf.mcpserver.limits import ServeLimits
 from skillshelf.mcpserver.shelf import SKILLS_EXTENSION, Shelf, Viewer, Visibility
 from skillshelf.repository import Changes, Repository
 from skillshelf.skills.skill import Skill
 from skillshelf.stores import SessionStore, StoreError
 from skillshelf.stores.memory import MemoryStore
-from skillshelf.tools import ALL_TOOLS, ENUM_LIMIT, SKILL_TOOLS, STATEFUL_TOOLS, SkillTools
+from skillshelf.tools import ALL_TOOLS, ENUM_LIMIT, SKILL_TOOLS, SkillTools
 
 if TYPE_CHECKING:
     from skillshelf.exec.runner import Executor
@@ -130,7 +134,11 @@ class SkillServer(ContentHandlers):
         handle_secret: Signs the conversation handles of sessionless (2026-07-28) requests;
             every worker behind one load balancer needs the same one. Default: a random
             secret, so handles verify only in this process.
-        handle_lifetime_s: How long a conversation handle verifies after it was minted.
+        handle_lifetime_s: How long a conversation handle verifies after it was minted (at
+            most :data:`~skillshelf.mcpserver.handles.MAX_HANDLE_LIFETIME_S`).
+        limits: What one HTTP client may hold (:class:`~skillshelf.mcpserver.limits.ServeLimits`):
+            conversations and sessions here, connections and read timeouts in :func:`serve`.
+            The workspace manager's eviction is made fair over the same clients.
     """
 
     def __init__(
@@ -152,10 +160,23 @@ class SkillServer(ContentHandlers):
         name: str = "skillshelf",
         handle_secret: bytes | None = None,
         handle_lifetime_s: float = HANDLE_LIFETIME_S,
+        limits: ServeLimits | None = None,
     ) -> None:
         self.handles = Handles(
             handle_secret if handle_secret is not None else secrets.token_bytes(32),
             lifetime_s=handle_lifetime_s,
+        )
+        self.limits = limits if limits is not None else ServeLimits()
+        self.conversations = Conversations(
+            self.handles,
+            FairPool(
+                per_client=self.limits.conversations_per_client,
+                total=self.limits.max_conversations,
+            ),
+        )
+        # Handshake-era sessions per client, kept by the HTTP layer (run.SessionQuota).
+        self.sessions = FairPool(
+            per_client=self.limits.sessions_per_client, total=self.limits.max_sessions
         )
         given = {
             "store": store,
@@ -177,6 +198,8 @@ class SkillServer(ContentHandlers):
         self.harness = Harness(repo, settings, source="serve")
         self.settings = self.harness.settings
         self.workspaces = self.settings.workspace
+        if self.workspaces is not None:
+            self.workspaces.client_of = self.client_of
         self.executor = self.settings.executor
         self.exec_policy = self.settings.exec_policy
         self.shelf = Shelf(repo, visible=_combined(visible, self.settings.visible))
@@ -241,6 +264,11 @@ class SkillServer(ContentHandlers):
             scoped = True
         key = "http:" + (session or uuid.uuid4().hex)
         return Viewer(client, headers, key, remote=True), scoped
+
+    def client_of(self, key: str) -> str:
+        """The client holding a state key (a conversation's or a session's), for fair
+        eviction of workspaces; a key nobody holds (stdio's) is a client of its own."""
+        return self.conversations.pool.client_of(key) or self.sessions.client_of(key) or key
 
     @property
     def stdio_session(self) -> str:
@@ -384,29 +412,25 @@ class SkillServer(ContentHandlers):
         viewer, sessionless = self._caller(ctx)
         arguments = dict(params.arguments or {})
         minted: str | None = None
+        ended: tuple[str, ...] = ()
         if sessionless:
             # No protocol session: state that spans calls lives under a conversation handle.
-            owner = owner_of(viewer.headers.get("authorization"))
-            given = passed_handle(arguments.get("conversation"))
-            if given is not None:
-                check = self.handles.verify(given, owner)
-                if check.key is None:
-                    return self._refused_handle(params.name, check.problem or "malformed", owner)
-                viewer = dataclasses.replace(viewer, session=check.key)
-                sessionless = False
-            elif params.name in STATEFUL_TOOLS:
-                mint = self.handles.mint(owner)
-                minted, viewer = mint.handle, dataclasses.replace(viewer, session=mint.key)
-                sessionless = False
-            else:
-                # A call that keeps no state still has failures to count (the third identical
-                # one is fatal): they are counted per caller, across its handle-less calls.
-                viewer = dataclasses.replace(viewer, session=self.handles.owner_key(owner))
-                sessionless = False
+            where = self.conversations.resolve(
+                params.name,
+                arguments,
+                authorization=viewer.headers.get("authorization"),
+                peer=None if ctx.request is None else peer_of(ctx.request.scope),
+            )
+            if where.refused is not None:
+                return where.refused
+            viewer = dataclasses.replace(viewer, session=where.key)
+            minted, ended, sessionless = where.minted, where.evicted, False
         session = self.harness.session(viewer.session, tools=self._tools_for(viewer))
         call_id = str(ctx.request_id)
 
         def call() -> ToolRecord:
+            for key in ended:  # conversations closed to make room for this one
+                self._drop_state(key)
             try:
                 return session.call_skill_tool(call_id, params.name, arguments)
             finally:
@@ -418,24 +442,6 @@ class SkillServer(ContentHandlers):
         if self._inline_calls and params.name not in _THREADED_TOOLS:
             return _tool_result(call(), minted)
         return _tool_result(await anyio.to_thread.run_sync(call), minted)
-
-    def _refused_handle(self, tool: str, problem: str, owner: str) -> CallToolResult:
-        fresh = self.handles.mint(owner).handle
-        why = {
-            "expired": "has expired",
-            "forged": "was not issued by this server to you",
-            "malformed": "is not a conversation handle",
-        }.get(problem, "is not valid")
-        text = (
-            f"The `conversation` handle you passed {why}, so nothing was done. Use this fresh "
-            f"handle from now on; skills loaded under the old one are gone, so call skill_load "
-            f"again with it before {tool} if you need them.\n\nconversation: {fresh}"
-        )
-        return CallToolResult(
-            content=[TextContent(type="text", text=text)],
-            structured_content={"status": "recoverable", "conversation": fresh, "text": text},
-            is_error=True,
-        )
 
     async def end_session(self, key: str) -> None:
         """Forget a session: its tool state, its workspace, its list-change subscription."""

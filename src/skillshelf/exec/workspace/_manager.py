@@ -10,10 +10,11 @@ import shutil
 import tempfile
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Final, Literal
 
+from skillshelf.core.quota import fair_victim
 from skillshelf.errors import SkillshelfError, UsageError
 from skillshelf.exec.workspace._workspace import Workspace
 
@@ -31,8 +32,10 @@ class WorkspaceManager:
     """Creates one :class:`Workspace` per owner (a session) under ``base``, and removes them.
 
     A workspace lives while its owner does: :meth:`close` ends it, and so do an idle time over
-    ``idle_ttl_s`` and, when more than ``max_live`` exist, eviction of the longest idle one
-    (never one a command is running in; see :meth:`use`). :meth:`close_all` ends them all.
+    ``idle_ttl_s`` and, when more than ``max_live`` exist, eviction (never of one a command
+    is running in; see :meth:`use`): the longest idle workspace of the client holding the most
+    idle ones, so one client opening many sessions evicts its own before anyone else's.
+    :meth:`close_all` ends them all.
 
     Args:
         base: Parent directory (default: ``skillshelf-ws-<uid>`` in the temp dir, refused
@@ -41,6 +44,9 @@ class WorkspaceManager:
         idle_ttl_s: Seconds a workspace may stay unused before it is removed (checked
             whenever a workspace is opened, and by :meth:`reap`).
         max_live: Workspaces kept at once.
+        client_of: The client a session belongs to, for fair eviction (default: each session
+            is its own client, so the longest idle goes first). A server sets it once it
+            knows its clients.
     """
 
     def __init__(
@@ -50,6 +56,7 @@ class WorkspaceManager:
         retention: Retention = "delete",
         idle_ttl_s: float = WORKSPACE_IDLE_TTL_S,
         max_live: int = MAX_LIVE_WORKSPACES,
+        client_of: Callable[[str], str] | None = None,
     ) -> None:
         if idle_ttl_s <= 0 or max_live < 1:
             raise UsageError("idle_ttl_s must be positive and max_live at least 1")
@@ -59,6 +66,7 @@ class WorkspaceManager:
         self.retention: Retention = retention
         self.idle_ttl_s = idle_ttl_s
         self.max_live = max_live
+        self.client_of: Callable[[str], str] = client_of or (lambda session_id: session_id)
         self._lock = threading.Lock()
         self._last_used: dict[str, float] = {}  # owner → monotonic time of last use
         self._busy: dict[str, int] = {}  # owner → commands running in it now
@@ -87,7 +95,7 @@ class WorkspaceManager:
         with self._lock:
             ended = self._expired(time.monotonic())
             if session_id not in self._last_used:
-                ended += self._make_room()
+                ended += self._make_room(self.client_of(session_id))
             self._last_used[session_id] = time.monotonic()
         for owner in ended:
             self._remove(owner)
@@ -141,18 +149,21 @@ class WorkspaceManager:
             del self._last_used[owner]
         return ended
 
-    def _make_room(self) -> list[str]:
-        # Called with the lock held: evict the longest idle until one more fits.
+    def _make_room(self, asking: str) -> list[str]:
+        # Called with the lock held: evict until one more fits, each time the longest idle
+        # workspace of the client with the most idle ones (fair_victim).
         ended: list[str] = []
-        idle = sorted(
-            (o for o in self._last_used if o not in self._busy), key=self._last_used.__getitem__
-        )
+        idle: dict[str, list[str]] = {}  # client → its idle workspaces, longest idle first
+        for owner in sorted(self._last_used, key=self._last_used.__getitem__):
+            if owner not in self._busy:
+                idle.setdefault(self.client_of(owner), []).append(owner)
         while len(self._last_used) >= self.max_live:
-            if not idle:
+            client = fair_victim({c: len(owners) for c, owners in idle.items()}, asking)
+            if client is None:
                 raise SkillshelfError(
                     f"{self.max_live} workspaces are running commands (the limit); try again later"
                 )
-            owner = idle.pop(0)
+            owner = idle[client].pop(0)
             del self._last_used[owner]
             ended.append(owner)
         return ended
