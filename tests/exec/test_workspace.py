@@ -205,6 +205,30 @@ def test_default_base_planted_as_a_link_is_refused(
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
     (tmp_path / f"skillshelf-ws-{os.getuid()}").symlink_to(elsewhere)
-    with pytest.raises(SkillshelfError, match="not a directory of this user"):
+    with pytest.raises(SkillshelfError, match="not a private directory"):
         WorkspaceManager().open("s")
     assert list(elsewhere.iterdir()) == []
+
+
+@pytest.mark.parametrize("made", ["world-writable", "group-writable", "other-user"])
+def test_the_default_workspace_folder_is_refused_when_others_could_write_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, made: str
+) -> None:
+    import os
+    import tempfile
+
+    from skillshelf.errors import SkillshelfError
+
+    shared = tmp_path / "tmp"
+    shared.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(shared))
+    base = shared / f"skillshelf-ws-{os.getuid()}"
+    base.mkdir()
+    base.chmod({"world-writable": 0o777, "group-writable": 0o770}.get(made, 0o700))
+    if made == "other-user":
+        if os.getuid() != 0:
+            pytest.skip("only root can hand a folder to another user")
+        os.chown(base, 65534, 65534)
+    with pytest.raises(SkillshelfError, match="not a private directory"):
+        WorkspaceManager().open("s1")
+    assert list(base.iterdir()) == []

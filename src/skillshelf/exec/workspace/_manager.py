@@ -7,6 +7,7 @@ import hashlib
 import os
 import re
 import shutil
+import stat
 import tempfile
 import threading
 import time
@@ -89,9 +90,13 @@ class WorkspaceManager:
                 ``max_live`` workspaces are all running commands.
         """
         self.base.mkdir(parents=True, exist_ok=True, mode=0o700)
-        if self._shared_tmp and (self.base.is_symlink() or self.base.stat().st_uid != os.getuid()):
-            # Anyone can create this name in a shared temp dir first: never use theirs.
-            raise SkillshelfError(f"{self.base} is not a directory of this user; remove it")
+        if self._shared_tmp and not _private(self.base):
+            # Anyone can create this name in a shared temp dir first: never use theirs, nor
+            # one others may write to (they could swap a workspace for a link).
+            raise SkillshelfError(
+                f"{self.base} is not a private directory of this user (a link, another "
+                "user's, or group/world-writable); remove it"
+            )
         with self._lock:
             ended = self._expired(time.monotonic())
             if session_id not in self._last_used:
@@ -173,3 +178,13 @@ class WorkspaceManager:
             root = self._dir(session_id)
             shutil.rmtree(root, ignore_errors=True)
             shutil.rmtree(root.parent / f".{root.name}.staged", ignore_errors=True)
+
+
+def _private(folder: Path) -> bool:
+    """``folder`` is a real folder of this user that no one else may write to."""
+    info = folder.lstat()
+    return (
+        stat.S_ISDIR(info.st_mode)
+        and info.st_uid == os.getuid()
+        and not info.st_mode & (stat.S_IWGRP | stat.S_IWOTH)
+    )
