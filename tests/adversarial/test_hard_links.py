@@ -196,3 +196,17 @@ def test_a_hard_linked_skill_md_planted_after_the_scan_is_not_served_over_mcp(
 def test_a_trusted_root_still_serves_a_hard_link_planted_after_the_scan(root: Path) -> None:
     repo = Repository([root], cache_dir=False)
     assert repo.read_file("linked", "docs/notes.md").text == SECRET
+
+
+def test_a_hard_link_planted_after_the_scan_is_not_staged_for_workspace_exec(
+    root: Path, tmp_path: Path
+) -> None:
+    from skillshelf.exec.workspace import StagingRefused, Workspace
+
+    repo = _plant_after_the_scan(root, tmp_path)
+    workspace = Workspace(tmp_path / "ws")
+    with pytest.raises(StagingRefused, match="hard link") as caught:
+        workspace.stage(repo.get("linked"))
+    assert "untrusted root" in str(caught.value)
+    staged = tmp_path / "ws" / "skills" / "linked"
+    assert not staged.exists()

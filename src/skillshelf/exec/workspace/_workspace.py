@@ -17,6 +17,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Final
 
+from skillshelf.core.markup import one_line
 from skillshelf.errors import SkillshelfError
 from skillshelf.exec.runner import Executor
 from skillshelf.exec.workspace._collect import (
@@ -86,7 +87,7 @@ class Workspace:
                 return target
             if target.exists():
                 shutil.rmtree(target)
-            copied = _copy_walk(walk, target)
+            copied = _copy_walk(walk, target, skill.name, one_name=skill.untrusted)
             # What was copied is what counts: a file changed after the check above is caught.
             _check_pin(skill.name, copied, pinned)
         except StagingRefused:
@@ -168,8 +169,12 @@ def _check_pin(name: str, digest: str, pinned: str | None) -> None:
         )
 
 
-def _copy_walk(walk: SkillWalk, target: Path) -> str:
-    """Copy the walked entries under ``target``; the digest of what was actually copied."""
+def _copy_walk(walk: SkillWalk, target: Path, name: str, *, one_name: bool) -> str:
+    """Copy the walked entries under ``target``; the digest of what was actually copied.
+
+    With ``one_name`` (an untrusted root) a file with more than one name is refused, as every
+    read refuses it: a hard link planted to a file outside would be copied for the sandbox.
+    """
     target.mkdir(parents=True)
     files: dict[str, str] = {}
     for entry in walk.entries:
@@ -177,7 +182,13 @@ def _copy_walk(walk: SkillWalk, target: Path) -> str:
         if entry.kind == "dir":
             destination.mkdir(exist_ok=True)
         elif entry.kind == "file":
-            mode = os.lstat(walk.full_path(entry.path)).st_mode & 0o777
+            info = os.lstat(walk.full_path(entry.path))
+            if one_name and info.st_nlink > 1:
+                raise StagingRefused(
+                    f"Skill {name!r} is not staged: {one_line(entry.path)} is a hard link "
+                    f"(the file has {info.st_nlink} names), refused from an untrusted root"
+                )
+            mode = info.st_mode & 0o777
             fd = os.open(destination, os.O_WRONLY | os.O_CREAT | os.O_EXCL, mode | 0o600)
             with os.fdopen(fd, "wb") as out:
                 value = entry_digest(walk, entry, sink=out.write)
