@@ -6,6 +6,7 @@ from __future__ import annotations
 import functools
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import anyio
 import pytest
@@ -34,19 +35,21 @@ def test_a_thread_less_langchain_run_cannot_name_another_threads_session(
     repo: Repository,
 ) -> None:
     middleware = SkillsMiddleware(repo, load_mode="session")
-    victim = create_agent(
+    victim: Any = create_agent(
         ScriptedChat(script=[call("skill_load", {"skill": "secrets"}, "v1"), AIMessage("ok")]),
         middleware=[middleware],
         checkpointer=InMemorySaver(),
     )
-    victim.invoke({"messages": [("user", "load")]}, {"configurable": {"thread_id": "victim"}})
+    first: dict[str, Any] = {"messages": [("user", "load")]}
+    victim.invoke(first, {"configurable": {"thread_id": "victim"}})
     assert set(middleware.skill_tools("victim").state().loaded) == {"secrets"}
 
-    attacker = create_agent(
+    attacker: Any = create_agent(
         ScriptedChat(script=[call("skill_unload", {"skill": "secrets"}, "a1"), AIMessage("ok")]),
         middleware=[middleware],
     )
-    state = attacker.invoke({"messages": [("user", "x")], "skillshelf_session": "victim"})
+    forged: dict[str, Any] = {"messages": [("user", "x")], "skillshelf_session": "victim"}
+    state = attacker.invoke(forged)
     assert state["skillshelf_session"] != "victim"
     assert set(middleware.skill_tools("victim").state().loaded) == {"secrets"}
 

@@ -52,7 +52,7 @@ async def _client(url: str, peer: str, *, mode: str = "auto") -> AsyncIterator[C
     transport = httpx2.AsyncHTTPTransport(local_address=peer)
     async with (
         httpx2.AsyncClient(transport=transport) as http,
-        Client(streamable_http_client(url, http_client=http), mode=mode) as client,  # type: ignore[arg-type]
+        Client(streamable_http_client(url, http_client=http), mode=mode) as client,
     ):
         yield client
 

@@ -98,17 +98,17 @@ def _answers_of(socks: list[socket.socket]) -> list[bytes]:
         open_ = set(socks)
         while open_ and time.monotonic() < deadline:
             for key, _events in selector.select(timeout=deadline - time.monotonic()):
-                sock = key.fileobj
-                assert isinstance(sock, socket.socket)
+                peer = key.fileobj
+                assert isinstance(peer, socket.socket)
                 try:
-                    chunk = sock.recv(65536)
+                    chunk = peer.recv(65536)
                 except ConnectionResetError:
                     chunk = b""
                 if chunk:
-                    received[sock] += chunk
+                    received[peer] += chunk
                 else:
-                    selector.unregister(sock)
-                    open_.discard(sock)
+                    selector.unregister(peer)
+                    open_.discard(peer)
     return [received[s] if s not in open_ else b"<open>" for s in socks]
 
 
