@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from skillshelf.core.catalog import CatalogEntry, render_catalog
+from skillshelf.core.catalog import CatalogEntry, fit_catalog, render_catalog
 from skillshelf.errors import UsageError
 
 
@@ -93,3 +93,82 @@ def test_unknown_format_and_negative_budget_are_usage_errors() -> None:
         render_catalog([], format="html")  # type: ignore[arg-type]
     with pytest.raises(UsageError):
         render_catalog([], budget_chars=-1)
+
+
+def _realistic(n: int) -> list[CatalogEntry]:
+    """Skills as real collections write them: a first sentence, then when to use it."""
+    return [
+        CatalogEntry(
+            f"collection-skill-{i:03d}",
+            f"Handles task number {i} for the team. "
+            + "Use when the user asks about this kind of work, with details " * 3,
+            f"/home/user/.claude/plugins/marketplace/collection/skills/skill-{i:03d}/SKILL.md",
+        )
+        for i in range(n)
+    ]
+
+
+def test_xml_drops_locations_before_shortening_any_description() -> None:
+    entries = _realistic(10)
+    full = fit_catalog(entries)
+    fit = fit_catalog(entries, budget_chars=len(full.text) - 100)
+    assert "<location>" not in fit.text
+    assert fit.fates == ("full",) * 10
+    assert fit.text.count("Use when the user asks") == 30
+
+
+def test_descriptions_keep_their_first_sentence_before_being_cut_evenly() -> None:
+    entries = _realistic(10)
+    fit = fit_catalog(entries, format="markdown", budget_chars=1_200)
+    assert set(fit.fates) == {"trimmed"}
+    assert all(f"Handles task number {i} for the team." in fit.text for i in range(10))
+    assert len(fit.text) <= 1_200
+
+
+def test_the_budget_is_used_not_left_idle() -> None:
+    entries = _realistic(77)
+    for fmt in ("xml", "markdown"):
+        fit = fit_catalog(entries, format=fmt, budget_chars=12_000)  # type: ignore[arg-type]
+        assert 12_000 - 200 < len(fit.text) <= 12_000, fmt
+        assert fit.count("name_only") == fit.count("omitted") == 0, fmt
+
+
+def test_seventy_seven_real_sized_skills_all_keep_a_description_in_xml() -> None:
+    fit = fit_catalog(_realistic(77), budget_chars=12_000)
+    assert fit.text.count("<description>") == 77
+    assert not fit.cut
+
+
+@pytest.mark.parametrize("fmt", ["xml", "markdown"])
+def test_names_only_never_while_a_description_still_fits(fmt: str) -> None:
+    n = 150 if fmt == "xml" else 300  # all the names fit, all the descriptions do not
+    entries = _realistic(n)
+    fit = fit_catalog(entries, format=fmt, budget_chars=12_000)  # type: ignore[arg-type]
+    described = fit.count("full") + fit.count("trimmed")
+    assert 0 < described < n
+    assert fit.count("name_only") == n - described
+    # The first skills keep the descriptions, in catalog order.
+    assert fit.fates[:described] == ("trimmed",) * described
+    assert fit.cut
+    assert len(fit.text) <= 12_000
+
+
+@pytest.mark.parametrize("fmt", ["xml", "markdown"])
+def test_fates_say_what_each_step_left_and_render_catalog_is_the_same_text(fmt: str) -> None:
+    entries = _realistic(2_000)
+    fit = fit_catalog(entries, format=fmt, budget_chars=12_000)  # type: ignore[arg-type]
+    assert fit.count("omitted") > 0
+    assert fit.fates[-1] == "omitted"
+    listed = 2_000 - fit.count("omitted")
+    assert f"{2_000 - listed} more skills are not listed here; call skill_search" in fit.text
+    assert render_catalog(entries, format=fmt, budget_chars=12_000) == fit.text  # type: ignore[arg-type]
+
+
+def test_a_cut_after_a_whole_sentence_says_more_follows() -> None:
+    entries = [CatalogEntry("a", "One. Two three four five six seven eight nine ten.", "/a")]
+    budget = len("## Available skills\n\n- **a**: One. Two three four five six seven e…")
+    text = fit_catalog(entries, format="markdown", budget_chars=budget).text
+    assert text.endswith("- **a**: One. Two three four five six seven e…")
+    budget = len("## Available skills\n\n- **a**: One. …")
+    shorter = fit_catalog(entries, format="markdown", budget_chars=budget).text
+    assert shorter.endswith("- **a**: One. …")

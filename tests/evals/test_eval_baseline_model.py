@@ -38,7 +38,7 @@ def test_catalog_is_read_back_from_the_system_prompt(format: str) -> None:
 
 
 def test_a_names_only_catalog_gives_names_with_empty_descriptions() -> None:
-    prompt = render_catalog(ENTRIES, format="xml", budget_chars=200)
+    prompt = render_catalog(ENTRIES, format="xml", budget_chars=120)
     assert sorted(catalog_from_prompt([{"role": "system", "content": prompt}])) == [
         ("charts", ""),
         ("pdf-merge", ""),

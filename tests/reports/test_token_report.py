@@ -124,16 +124,18 @@ def entries() -> list[CatalogEntry]:
 @pytest.mark.parametrize("fmt", ["xml", "markdown"])
 def test_budget_fates_full_trimmed_names_only_and_omitted(fmt: str) -> None:
     items = entries()
-    full = render_catalog(items, format=fmt)  # type: ignore[arg-type]
     names_md = "## Available skills\n\n`aa`, `bb`, `cc`"
 
     def fates(budget: int | None) -> list[str]:
-        rendered = render_catalog(items, format=fmt, budget_chars=budget)  # type: ignore[arg-type]
-        found = catalog_fates(items, rendered, format=fmt)  # type: ignore[arg-type]
+        found = catalog_fates(items, format=fmt, budget_chars=budget)  # type: ignore[arg-type]
         return [found[e.name] for e in items]
 
     assert fates(None) == ["full", "full", "full"]
-    assert fates(len(full) - 40) == ["full", "trimmed", "trimmed"]
+    bare = render_catalog(
+        [CatalogEntry(e.name, e.description, "") for e in items],
+        format=fmt,  # type: ignore[arg-type]
+    )
+    assert fates(len(bare) - 100) == ["full", "trimmed", "trimmed"]
     if fmt == "markdown":
         assert fates(len(names_md)) == ["name_only", "name_only", "name_only"]
     assert fates(0) == ["omitted", "omitted", "omitted"]
@@ -143,12 +145,13 @@ def test_budget_effect_counts_fates_and_both_catalog_sizes() -> None:
     texts = [SkillTexts(e, True, "body", "load") for e in entries()]
     unbudgeted = render_catalog(entries())
 
-    report = token_report(texts, words(), budget_chars=len(unbudgeted) - 40)
+    budget = len(unbudgeted) - 300  # locations dropped and descriptions shortened
+    report = token_report(texts, words(), budget_chars=budget)
 
     effect = report.budget
     assert (effect.full, effect.trimmed, effect.name_only, effect.omitted) == (1, 2, 0, 0)
     assert effect.chars_unbudgeted == len(unbudgeted)
-    assert effect.chars <= len(unbudgeted) - 40
+    assert effect.chars <= budget
     assert effect.tokens < effect.tokens_unbudgeted == len(unbudgeted.split())
     assert report.progressive == effect.tokens
 
@@ -198,7 +201,7 @@ def test_names_that_fit_are_listed_and_the_rest_left_out_in_order() -> None:
     ]
     rendered = render_catalog(many, budget_chars=2_000)
 
-    fates = catalog_fates(many, rendered, format="xml")
+    fates = catalog_fates(many, format="xml", budget_chars=2_000)
 
     listed = rendered.count("<name>")
     assert 0 < listed < 300

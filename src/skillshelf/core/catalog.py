@@ -3,26 +3,42 @@
 Pure functions over values. The XML form is byte-identical to skills-ref's ``to_prompt`` for
 the same skills in the same order, except that a location holding ``& < > " '`` is escaped too
 (skills-ref leaves it raw, so a folder name could close ``<location>`` and forge a skill); the
-Markdown form is more compact and keeps each name on its line. A budget never drops a
-skill silently: descriptions are trimmed evenly first, then only names are listed, and only
-when even the names do not fit are the remaining skills counted in a closing line that points
-the model at ``skill_search``.
+Markdown form is more compact and keeps each name on its line.
+
+A budget degrades the catalog one step at a time and uses the whole budget at each step
+(:func:`fit_catalog` says what each skill got):
+
+1. every description in full;
+2. the XML form without ``<location>`` (the skill tools take names, not paths);
+3. descriptions shortened, none below its first sentence (the rest evenly);
+4. descriptions shortened evenly, to no less than :data:`MIN_DESCRIPTION_CHARS`;
+5. the first skills keep a short description, the rest are listed by name (never names only
+   while a description still fits);
+6. the first names that fit, and a closing line that counts the skills left out and points the
+   model at ``skill_search``.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+import re
+from collections.abc import Callable, Iterable, Sequence
 from typing import Final, Literal, NamedTuple, Protocol
 
 from skillshelf.core.markup import escape_xml, one_line
 from skillshelf.errors import UsageError
 
-__all__ = ["CatalogEntry", "CatalogFormat", "render_catalog"]
+__all__ = ["CatalogEntry", "CatalogFit", "CatalogFormat", "Fate", "fit_catalog", "render_catalog"]
 
 CatalogFormat = Literal["xml", "markdown"]
+Fate = Literal["full", "trimmed", "name_only", "omitted"]
+"""What a budget left of one skill: its whole description, a shortened one, its name, nothing."""
+
 _ELLIPSIS: Final = "…"
 # Below this, a trimmed description says too little to choose by; list names instead.
 MIN_DESCRIPTION_CHARS: Final = 40
+# A sentence ends at one of these followed by a space or the end (CJK stops need no space).
+_SENTENCE_END: Final = re.compile(r"[.!?](?=\s|$)|[。！？]")
+_NAME_ONLY: Final = -1  # a description cap meaning "list the name only"
 
 
 class _SkillLike(Protocol):
@@ -55,6 +71,37 @@ class CatalogEntry(NamedTuple):
         return cls(skill.name, skill.description, f"{skill.directory}/{skill.skill_md_name}")
 
 
+class CatalogFit(NamedTuple):
+    """A rendered catalog and what the budget left of each skill.
+
+    Attributes:
+        text: The catalog text.
+        fates: One :data:`Fate` per entry, in the entries' order.
+    """
+
+    text: str
+    fates: tuple[Fate, ...]
+
+    @property
+    def cut(self) -> bool:
+        """Whether some skill is shown without its description or not at all."""
+        return "name_only" in self.fates or "omitted" in self.fates
+
+    def count(self, fate: Fate) -> int:
+        """How many skills got ``fate``."""
+        return self.fates.count(fate)
+
+
+class _Layout(NamedTuple):
+    """One step of the policy: a description cap per shown skill (None: in full;
+    ``_NAME_ONLY``: the name only), whether locations are shown, and how many skills follow
+    unlisted."""
+
+    caps: Sequence[int | None]
+    locations: bool = True
+    omitted: int = 0
+
+
 def render_catalog(
     entries: Iterable[CatalogEntry],
     *,
@@ -63,10 +110,23 @@ def render_catalog(
 ) -> str:
     """Render the catalog in the given order (callers sort; the repository sorts by name).
 
+    The text of :func:`fit_catalog`; see there.
+    """
+    return fit_catalog(entries, format=format, budget_chars=budget_chars).text
+
+
+def fit_catalog(
+    entries: Iterable[CatalogEntry],
+    *,
+    format: CatalogFormat = "xml",
+    budget_chars: int | None = None,
+) -> CatalogFit:
+    """Render the catalog within a budget, by the steps in this module's docstring.
+
     Args:
-        entries: The skills to list.
+        entries: The skills to list, in the order to list them.
         format: ``"xml"`` (skills-ref's ``<available_skills>``) or ``"markdown"``.
-        budget_chars: Upper bound on the result's length; None for no bound. The closing
+        budget_chars: Upper bound on the text's length; None for no bound. The closing
             "N more skills are not listed" line is always kept, even when it alone is longer.
 
     Raises:
@@ -77,13 +137,78 @@ def render_catalog(
     if budget_chars is not None and budget_chars < 0:
         raise UsageError("budget_chars must be zero or more")
     items = _escaped(entries, format)
-    full = _render(items, format, desc_limit=None)
-    if budget_chars is None or len(full) <= budget_chars:
-        return full
-    limit = _widest_description_that_fits(items, format, budget_chars)
-    if limit is not None:
-        return _render(items, format, desc_limit=limit)
-    return _names_within(items, format, budget_chars)
+    layout = _Layout([None] * len(items))
+    text = _render(items, format, layout)
+    if budget_chars is not None and len(text) > budget_chars:
+        layout = _choose(items, format, budget_chars)
+        text = _render(items, format, layout)
+    return CatalogFit(text, _fates(items, layout))
+
+
+def _choose(items: Sequence[CatalogEntry], format: CatalogFormat, budget: int) -> _Layout:
+    """The first step of the policy whose layout fits the budget."""
+    n = len(items)
+    longest = max((len(item.description) for item in items), default=0)
+    firsts = [_first_sentence(item.description) for item in items]
+
+    def fits(layout: _Layout) -> bool:
+        return len(_render(items, format, layout)) <= budget
+
+    if format == "xml":
+        bare = _Layout([None] * n, locations=False)
+        if fits(bare):
+            return bare
+    candidates: list[tuple[Callable[[int], _Layout], int, int]] = [
+        # 3. No description below its first sentence; the cap above it grows to fill the budget.
+        (lambda cap: _Layout([max(f, cap) for f in firsts], False), 0, longest),
+        # 4. Every description to the same cap, down to the minimum.
+        (lambda cap: _Layout([cap] * n, False), MIN_DESCRIPTION_CHARS, longest),
+        # 5. The first ``k`` skills keep a minimal description, the rest their names.
+        (
+            lambda k: _Layout([MIN_DESCRIPTION_CHARS] * k + [_NAME_ONLY] * (n - k), False),
+            0,
+            n,
+        ),
+    ]
+    for make, low, high in candidates:
+        if fits(make(low)):
+            return make(_largest(low, high, lambda value, make=make: fits(make(value))))
+    # 6. The first names that fit beside the "N more" line.
+    shown = _largest(0, n, lambda k: fits(_Layout([_NAME_ONLY] * k, False, n - k)))
+    return _Layout([_NAME_ONLY] * shown, False, n - shown)
+
+
+def _largest(low: int, high: int, ok: Callable[[int], bool]) -> int:
+    """The largest value in ``[low, high]`` for which ``ok`` holds (``ok`` is monotone and
+    holds at ``low``, or ``low`` is returned)."""
+    best = low
+    low += 1
+    while low <= high:
+        mid = (low + high) // 2
+        if ok(mid):
+            best, low = mid, mid + 1
+        else:
+            high = mid - 1
+    return best
+
+
+def _first_sentence(text: str) -> int:
+    """The cap that keeps ``text``'s first sentence whole (all of it when it has one)."""
+    match = _SENTENCE_END.search(text)
+    return match.end() + 1 if match and match.end() < len(text) else len(text)
+
+
+def _fates(items: Sequence[CatalogEntry], layout: _Layout) -> tuple[Fate, ...]:
+    fates: list[Fate] = []
+    for item, cap in zip(items, layout.caps, strict=False):
+        if cap == _NAME_ONLY:
+            fates.append("name_only")
+        elif cap is None or len(item.description) <= cap:
+            fates.append("full")
+        else:
+            fates.append("trimmed")
+    fates.extend(["omitted"] * layout.omitted)
+    return tuple(fates)
 
 
 def _escaped(entries: Iterable[CatalogEntry], format: CatalogFormat) -> list[CatalogEntry]:
@@ -106,95 +231,60 @@ def _escaped(entries: Iterable[CatalogEntry], format: CatalogFormat) -> list[Cat
     return items
 
 
-def _trim(text: str, limit: int | None) -> str:
-    if limit is None or len(text) <= limit:
+def _trim(text: str, cap: int | None) -> str:
+    """``text`` in at most ``cap`` characters, an ellipsis included (a space before it when the
+    cut falls after a whole sentence, so the sentence keeps its stop)."""
+    if cap is None or len(text) <= cap:
         return text
-    return text[: max(0, limit - 1)].rstrip() + _ELLIPSIS
+    head = text[: max(0, cap - 1)].rstrip()
+    if head and _SENTENCE_END.fullmatch(head[-1]):
+        return f"{head} {_ELLIPSIS}"
+    return head + _ELLIPSIS
 
 
-def _render(
-    items: Sequence[CatalogEntry],
-    format: CatalogFormat,
-    *,
-    desc_limit: int | None,
-    names_only: bool = False,
-    omitted: int = 0,
-) -> str:
+def _render(items: Sequence[CatalogEntry], format: CatalogFormat, layout: _Layout) -> str:
     if format == "xml":
-        return _render_xml(items, desc_limit=desc_limit, names_only=names_only, omitted=omitted)
-    return _render_markdown(items, desc_limit=desc_limit, names_only=names_only, omitted=omitted)
+        return _render_xml(items, layout)
+    return _render_markdown(items, layout)
 
 
-def _render_xml(
-    items: Sequence[CatalogEntry], *, desc_limit: int | None, names_only: bool, omitted: int
-) -> str:
-    if names_only:
-        parts = [f"<skill>\n<name>\n{item.name}\n</name>\n</skill>" for item in items]
-    else:
-        parts = [
+def _render_xml(items: Sequence[CatalogEntry], layout: _Layout) -> str:
+    parts = []
+    for (name, description, location), cap in zip(items, layout.caps, strict=False):
+        if cap == _NAME_ONLY:
+            parts.append(f"<skill>\n<name>\n{name}\n</name>\n</skill>")
+            continue
+        where = f"<location>\n{location}\n</location>\n" if layout.locations else ""
+        parts.append(
             f"<skill>\n<name>\n{name}\n</name>\n"
-            f"<description>\n{escape_xml(_trim(description, desc_limit))}\n</description>\n"
-            f"<location>\n{location}\n</location>\n</skill>"
-            for name, description, location in items
-        ]
-    if omitted:
-        parts.append(f'<omitted count="{omitted}">{_omitted_text(omitted)}</omitted>')
+            f"<description>\n{escape_xml(_trim(description, cap))}\n</description>\n"
+            f"{where}</skill>"
+        )
+    if layout.omitted:
+        parts.append(f'<omitted count="{layout.omitted}">{_omitted_text(layout.omitted)}</omitted>')
     return "\n".join(["<available_skills>", *parts, "</available_skills>"])
 
 
-def _render_markdown(
-    items: Sequence[CatalogEntry], *, desc_limit: int | None, names_only: bool, omitted: int
-) -> str:
+def _render_markdown(items: Sequence[CatalogEntry], layout: _Layout) -> str:
     lines = ["## Available skills", ""]
-    if names_only:
-        if items:
-            lines.append(", ".join(f"`{item.name}`" for item in items))
-    else:
-        for item in items:
-            description = " ".join(_trim(item.description, desc_limit).split())
+    names: list[str] = []
+    for item, cap in zip(items, layout.caps, strict=False):
+        if cap == _NAME_ONLY:
+            names.append(f"`{item.name}`")
+        else:
+            description = " ".join(_trim(item.description, cap).split())
             lines.append(f"- **{item.name}**: {description}")
-    if omitted:
-        if items:
+    if names:
+        if len(lines) > 2:
+            lines.extend(["", "Also (names only; skill_search shows their descriptions):"])
+        lines.append(", ".join(names))
+    if layout.omitted:
+        if len(lines) > 2:
             lines.append("")
-        lines.append(_omitted_text(omitted))
+        lines.append(_omitted_text(layout.omitted))
     return "\n".join(lines)
 
 
 def _omitted_text(omitted: int) -> str:
     noun = "skill is" if omitted == 1 else "skills are"
     return f"{omitted} more {noun} not listed here; call skill_search to find them."
-
-
-def _widest_description_that_fits(
-    items: Sequence[CatalogEntry], format: CatalogFormat, budget: int
-) -> int | None:
-    """Binary-search the longest per-description cap that fits the budget."""
-    longest = max((len(item.description) for item in items), default=0)
-    low, high, best = MIN_DESCRIPTION_CHARS, longest, None
-    while low <= high:
-        mid = (low + high) // 2
-        if len(_render(items, format, desc_limit=mid)) <= budget:
-            best, low = mid, mid + 1
-        else:
-            high = mid - 1
-    return best
-
-
-def _names_within(items: Sequence[CatalogEntry], format: CatalogFormat, budget: int) -> str:
-    names_only = _render(items, format, desc_limit=None, names_only=True)
-    if len(names_only) <= budget:
-        return names_only
-    # Keep the longest prefix of skills whose names fit beside the "N more" line.
-    low, high, best = 0, len(items), 0
-    while low <= high:
-        mid = (low + high) // 2
-        text = _render(
-            items[:mid], format, desc_limit=None, names_only=True, omitted=len(items) - mid
-        )
-        if len(text) <= budget:
-            best, low = mid, mid + 1
-        else:
-            high = mid - 1
-    return _render(
-        items[:best], format, desc_limit=None, names_only=True, omitted=len(items) - best
-    )

@@ -16,7 +16,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final, Literal
 
-from skillshelf.core.catalog import CatalogEntry, CatalogFormat, render_catalog
+from skillshelf.core.catalog import CatalogEntry, CatalogFormat, fit_catalog, render_catalog
 from skillshelf.errors import FileAccessError
 from skillshelf.reports.tokens import (
     CountCache,
@@ -320,12 +320,15 @@ def token_report(
     """
     entries = [t.entry for t in texts if t.model_invocable]
     unbudgeted = render_catalog(entries, format=format)
-    budgeted = render_catalog(entries, format=format, budget_chars=budget_chars)
+    fit = fit_catalog(entries, format=format, budget_chars=budget_chars)
+    budgeted = fit.text
     if not entries:  # with no skills to list, the agent leaves the catalog out altogether
         unbudgeted = budgeted = ""
     empty = render_catalog([], format=format)
     entry_texts = {e.name: _entry_text(e, format, empty) for e in entries}
-    fates = _fates(entries, list(entry_texts.values()), budgeted, format)
+    fates: dict[str, CatalogFate] = {
+        e.name: fate for e, fate in zip(entries, fit.fates, strict=True)
+    }
     ordered = sorted(texts, key=lambda t: t.name)
     # Every text is counted in one call, so the counter can batch and reuse counts; the
     # unbudgeted catalog is given as its entries, so each is counted once.
@@ -408,53 +411,14 @@ def _entry_text(entry: CatalogEntry, format: CatalogFormat, empty: str) -> str:
 
 
 def catalog_fates(
-    entries: Sequence[CatalogEntry], rendered: str, *, format: CatalogFormat
-) -> dict[str, CatalogFate]:
-    """What a budgeted catalog ``rendered`` (from ``entries``, in order) shows of each skill."""
-    empty = render_catalog([], format=format)
-    return _fates(entries, [_entry_text(e, format, empty) for e in entries], rendered, format)
-
-
-def _fates(
     entries: Sequence[CatalogEntry],
-    entry_texts: Sequence[str],
-    rendered: str,
-    format: CatalogFormat,
+    *,
+    format: CatalogFormat = "xml",
+    budget_chars: int | None = None,
 ) -> dict[str, CatalogFate]:
-    haystack = f"\n{rendered}\n"
-    # Entries keep their order, so each is looked for just after the previous one: linear
-    # in the catalog's size even with 10,000 skills.
-    slack = 256 + max((len(e.description) + len(e.location) for e in entries), default=0)
-    fates: dict[str, CatalogFate] = {}
-    position = 0
-    for entry, text in zip(entries, entry_texts, strict=True):
-        described, named = _markers(entry.name, format)
-        targets: tuple[tuple[CatalogFate, str], ...] = (
-            ("full", f"\n{text.strip()}\n"),
-            ("trimmed", described),
-            ("name_only", named),
-        )
-        fates[entry.name] = "omitted"
-        for fate, target in targets:
-            found = haystack.find(target, position, position + len(target) + slack)
-            if found >= 0:
-                fates[entry.name] = fate
-                position = found + len(target) - 1  # the next entry may need that newline
-                break
-    return fates
-
-
-def _markers(name: str, format: CatalogFormat) -> tuple[str, str]:
-    """How a catalog shows ``name`` with a (trimmed) description, and by name only."""
-    if format == "xml":
-        import html
-
-        shown = html.escape(name)
-        return (
-            f"<name>\n{shown}\n</name>\n<description>\n",
-            f"<name>\n{shown}\n</name>\n</skill>",
-        )
-    return f"\n- **{name}**: ", f"`{name}`"
+    """What a catalog of ``entries`` within ``budget_chars`` shows of each skill, by name."""
+    fit = fit_catalog(entries, format=format, budget_chars=budget_chars)
+    return {entry.name: fate for entry, fate in zip(entries, fit.fates, strict=True)}
 
 
 def report_for_repository(
