@@ -129,14 +129,15 @@ def test_search_respects_the_limit(tools: SkillTools) -> None:
     assert len(result.data["results"]) == 1
 
 
-def test_search_cuts_descriptions_at_200_characters(tmp_path: Path) -> None:
-    make_skill(tmp_path / "r", "wordy", "Wordy explains things. " + "word " * 150)
+def test_search_shows_a_description_whole_on_one_line(tmp_path: Path) -> None:
+    long = "Wordy explains things.\nUse when " + "word " * 150
+    make_skill(tmp_path / "r", "wordy", long)
     tools = SkillTools(Repository([tmp_path / "r"], cache_dir=False))
     result = _ok(tools.call("skill_search", {"query": "wordy"}))
     assert result.data is not None
     description = result.data["results"][0]["description"]
-    assert len(description) == 200
-    assert description.endswith("…")
+    assert description == " ".join(long.split())
+    assert description in result.content
 
 
 def test_search_without_a_match_points_to_skill_list(tools: SkillTools) -> None:

@@ -6,13 +6,17 @@ import bisect
 from collections.abc import Sequence
 from typing import Any, Final
 
+from skillshelf.core.search import SearchHit
 from skillshelf.errors import clip
 from skillshelf.skills.skill import Skill
 from skillshelf.tools._view import Names, SkillView
 
-__all__ = ["LIST_CHARS", "LIST_PAGE", "list_skills", "search"]
+__all__ = ["LIST_CHARS", "LIST_PAGE", "list_skills", "search", "visible_hits"]
 
 _DESC_CHARS: Final = 200
+# skill_search shows a match's description whole (the spec caps one at 1,024 characters): the
+# model searches when the catalog could not show it, so the answer must say what it does.
+_SEARCH_DESC_CHARS: Final = 1_024
 # skill_list answers a page at a time: at most LIST_PAGE skills and LIST_CHARS characters
 # (a page of long tags stops early), then a cursor for the next page. The catalog of a large
 # repository is for skill_search; a page keeps every answer, and so every call, the same size
@@ -21,8 +25,8 @@ LIST_PAGE: Final = 100
 LIST_CHARS: Final = 50_000
 
 
-def search(view: SkillView, query: str, limit: int) -> tuple[str, dict[str, Any]]:
-    """``skill_search``: the best visible matches for ``query``."""
+def visible_hits(view: SkillView, query: str, limit: int) -> list[SearchHit]:
+    """The best ``limit`` matches for ``query`` among the skills the model may load."""
     names = Names(view, by_user=False)
     # Hidden skills are filtered after ranking: fetch more until `limit` are left (the
     # ranking is a total order, so a longer fetch starts with the shorter one).
@@ -31,14 +35,20 @@ def search(view: SkillView, query: str, limit: int) -> tuple[str, dict[str, Any]
         found = view.repo.search(query, limit=fetch)
         hits = [h for h in found if h.name in names][:limit]
         if len(hits) >= limit or len(found) < fetch:
-            break
+            return hits
         fetch *= 4
+
+
+def search(view: SkillView, query: str, limit: int) -> tuple[str, dict[str, Any]]:
+    """``skill_search``: the best visible matches for ``query``, descriptions whole."""
+    hits = visible_hits(view, query, limit)
     if not hits:
         text = f"No skill matches {query!r}. Call skill_list to see every skill."
         return text, {"results": []}
-    lines = [f"- {h.name}: {_short(h.description)}" for h in hits]
+    shown = [(h.name, _short(h.description, _SEARCH_DESC_CHARS)) for h in hits]
+    lines = [f"- {name}: {description}" for name, description in shown]
     lines.append("\nTo use one, call skill_load with its name.")
-    data = [{"name": h.name, "description": _short(h.description)} for h in hits]
+    data = [{"name": name, "description": description} for name, description in shown]
     return "\n".join(lines), {"results": data}
 
 
@@ -132,7 +142,7 @@ def _listing_within(
     return "\n".join(lines), data
 
 
-def _short(text: str) -> str:
-    """``text`` on one line, cut to a catalog description's length."""
+def _short(text: str, chars: int = _DESC_CHARS) -> str:
+    """``text`` on one line, cut to ``chars`` (a listing's description length by default)."""
     text = " ".join(text.split())
-    return text if len(text) <= _DESC_CHARS else text[: _DESC_CHARS - 1] + "…"
+    return text if len(text) <= chars else text[: chars - 1] + "…"

@@ -21,13 +21,14 @@ import logging
 from collections.abc import Callable, Collection, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Final, Literal
 
+from skillshelf.core.search import SearchHit
 from skillshelf.core.session import DEFAULT_MAX_LOADED, LoadMode, SessionState, grade_failure
 from skillshelf.core.tooldef import to_anthropic, to_mcp, to_openai
 from skillshelf.errors import SkillshelfError, ToolError, ToolRetry, UsageError
 from skillshelf.repository import Repository
 from skillshelf.skills.skill import Skill
 from skillshelf.stores import SessionStore, StoreError, check_name, open_store
-from skillshelf.tools._catalog import list_skills, search
+from skillshelf.tools._catalog import list_skills, search, visible_hits
 from skillshelf.tools._exec_tool import choose_executor, run_command
 from skillshelf.tools._load import list_skill_docs, load, resolve_docs, select_docs
 from skillshelf.tools._parse import failure_signature, parse_arguments
@@ -139,6 +140,11 @@ class SkillTools:
     def visible_skills(self) -> list[Skill]:
         """Skills this session may see, sorted by name."""
         return list(self._view.skills())
+
+    def matches(self, query: str, limit: int) -> list[SearchHit]:
+        """The best ``limit`` matches for ``query`` among the skills the model may load (what
+        ``skill_search`` ranks)."""
+        return visible_hits(self._view, query, limit)
 
     def schemas(
         self,
