@@ -167,8 +167,18 @@ class Conversation:
         run = _Run(message, on_text, on_tool)
         for record in self.session.begin_turn():  # the declared loads, on the first turn
             self._record("tool", run, tool=record.tool, status=record.status, source="declared")
+        # The skills relevant to this message, when the catalog could not show them all: a
+        # user message just before it, kept in the history (the system prompt stays stable).
+        relevant = None if commands else self.session.relevant(message)
+        if relevant is not None:
+            self.messages.append({"role": "user", "content": relevant})
         self.messages.append({"role": "user", "content": message})
-        self._record("turn", run, commands=[c.skill for c in commands])
+        self._record(
+            "turn",
+            run,
+            commands=[c.skill for c in commands],
+            relevant_chars=len(relevant) if relevant is not None else 0,
+        )
         if commands:
             self._invoke_commands(commands, run)
         try:

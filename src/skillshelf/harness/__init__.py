@@ -25,9 +25,12 @@ from skillshelf.harness._records import (
     ToolRecord,
     ToolSink,
 )
+from skillshelf.harness._relevant import RELEVANT_CHARS, RELEVANT_QUERY_CHARS, relevant_block
 from skillshelf.harness._session import Fork, Offer, SkillSession, fork_result
 from skillshelf.harness._settings import (
     DEFAULT_CATALOG_BUDGET,
+    DEFAULT_RELEVANT_SKILLS,
+    MAX_RELEVANT_SKILLS,
     CatalogPlacement,
     DeclaredLoad,
     SettingsOptions,
@@ -37,6 +40,7 @@ from skillshelf.harness._tool_style import (
     CLAUDE_CODE_GUIDANCE,
     GUIDANCE,
     LOAD_TOOL_NAMES,
+    SEARCH_FIRST,
     TOOL_STYLES,
     ToolStyle,
     canonical_call,
@@ -48,6 +52,7 @@ from skillshelf.harness._trace import Trace, digest, span
 __all__ = [
     "CLAUDE_CODE_GUIDANCE",
     "DEFAULT_CATALOG_BUDGET",
+    "DEFAULT_RELEVANT_SKILLS",
     "DEFAULT_TOOL_RETRIES",
     "DEFAULT_TOOL_TIMEOUT_S",
     "GUIDANCE",
@@ -55,6 +60,10 @@ __all__ = [
     "LOAD_TOOL_NAMES",
     "MAX_FORK_AGENTS",
     "MAX_FORK_DEPTH",
+    "MAX_RELEVANT_SKILLS",
+    "RELEVANT_CHARS",
+    "RELEVANT_QUERY_CHARS",
+    "SEARCH_FIRST",
     "TOOL_STYLES",
     "CatalogPlacement",
     "ContextSnapshot",
@@ -82,6 +91,7 @@ __all__ = [
     "gather_context",
     "guidance",
     "materialize",
+    "relevant_block",
     "skills_catalog",
     "skills_prompt",
     "span",

@@ -9,6 +9,7 @@ from typing import Any, Final
 from skillshelf.core.tooldef import ToolDef
 from skillshelf.harness._prompt import Prompt
 from skillshelf.harness._recent import Recent
+from skillshelf.harness._relevant import relevant_block
 from skillshelf.harness._session import Fork, SkillSession
 from skillshelf.harness._settings import SkillSettings, tool_options
 from skillshelf.harness._tool_style import styled_definitions
@@ -83,6 +84,21 @@ class Harness:
         """The system prompt: the caller's instructions, the catalog and the guidance."""
         return self.prompt.system(self.visible_skills())
 
+    def relevant(self, tools: SkillTools, message: str) -> str | None:
+        """The skills relevant to the user's ``message`` that the catalog does not show in
+        full, as a ``<system-reminder>`` (see :func:`relevant_block`); None when the catalog
+        shows every skill in full or nothing matches."""
+        skills = self.visible_skills()
+        settings = self.settings
+        return relevant_block(
+            tools,
+            skills,
+            self.prompt.fit(skills),
+            message,
+            count=settings.relevant_skills,
+            format=settings.catalog_format,
+        )
+
     def catalog_reminder(self) -> str | None:
         """The catalog as a ``<system-reminder>`` message, with ``catalog_placement="reminder"``."""
         return self.prompt.reminder(self.visible_skills())
@@ -93,7 +109,8 @@ class Harness:
         definitions = tool_definitions(
             skill_names=names, tools=self.probe.tool_names, enum_limit=self.probe.enum_limit
         )
-        return styled_definitions(definitions, self.settings.tool_style)
+        cut = self.prompt.fit(self.visible_skills()).cut
+        return styled_definitions(definitions, self.settings.tool_style, cut=cut)
 
     def allowed_tools(self, name: str) -> tuple[str, ...]:
         skill = self.repo.find(name)

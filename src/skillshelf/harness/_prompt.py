@@ -8,11 +8,18 @@ visible skill set does.
 
 from __future__ import annotations
 
+import logging
 import threading
 from collections.abc import Sequence
 from typing import Final
 
-from skillshelf.core.catalog import CatalogEntry, CatalogFormat, render_catalog
+from skillshelf.core.catalog import (
+    CatalogEntry,
+    CatalogFit,
+    CatalogFormat,
+    fit_catalog,
+    render_catalog,
+)
 from skillshelf.core.render import render_system_reminder
 from skillshelf.harness._settings import DEFAULT_CATALOG_BUDGET, SkillSettings
 from skillshelf.harness._tool_style import GUIDANCE, guidance
@@ -21,6 +28,8 @@ from skillshelf.skills.skill import Skill
 __all__ = ["Prompt", "skills_catalog", "skills_prompt"]
 
 _REMINDER_LEAD: Final = "The following skills are available in this conversation:"
+_EMPTY: Final = CatalogFit("", ())
+logger = logging.getLogger(__name__)
 
 
 def skills_catalog(
@@ -55,37 +64,72 @@ class Prompt:
     def __init__(self, settings: SkillSettings) -> None:
         self.settings = settings
         self._lock = threading.Lock()
-        self._cached: tuple[tuple[CatalogEntry, ...], str] | None = None
+        self._cached: tuple[tuple[CatalogEntry, ...], CatalogFit] | None = None
+        self._warned: tuple[int, int, int, int] | None = None
 
-    def catalog(self, skills: Sequence[Skill]) -> str:
-        """The catalog of ``skills`` (the visible ones); empty when none is loadable."""
+    def fit(self, skills: Sequence[Skill]) -> CatalogFit:
+        """The catalog of ``skills`` (the visible ones) within the budget, with what it shows
+        of each loadable skill (in name order); empty when none is loadable."""
         entries = tuple(CatalogEntry.of(s) for s in skills if s.model_invocable)
         with self._lock:
             cached = self._cached
         if cached is not None and cached[0] == entries:
             return cached[1]
-        text = (
-            render_catalog(
-                list(entries),
+        fit = (
+            fit_catalog(
+                entries,
                 format=self.settings.catalog_format,
                 budget_chars=self.settings.catalog_budget,
             )
             if entries
-            else ""
+            else _EMPTY
         )
         with self._lock:
-            self._cached = (entries, text)
-        return text
+            self._cached = (entries, fit)
+        self._warn_if_cut(fit)
+        return fit
+
+    def catalog(self, skills: Sequence[Skill]) -> str:
+        """The catalog of ``skills`` (the visible ones); empty when none is loadable."""
+        return self.fit(skills).text
+
+    def _warn_if_cut(self, fit: CatalogFit) -> None:
+        """Tell the operator, once per outcome, what the budget left out of the catalog."""
+        figures = (
+            fit.count("full"),
+            fit.count("trimmed"),
+            fit.count("name_only"),
+            fit.count("omitted"),
+        )
+        if figures[0] == len(fit.fates) or figures == self._warned:
+            return
+        self._warned = figures
+        full, trimmed, names, omitted = figures
+        logger.warning(
+            "The skills catalog (%d skills) exceeds its budget of %s characters (%s format): "
+            "%d shown in full, %d with shortened descriptions, %d by name only, %d left out%s. "
+            "Raise the budget (catalog_budget, --catalog-budget) or narrow the visible "
+            "skills to show more.",
+            len(fit.fates),
+            f"{self.settings.catalog_budget:,}",
+            self.settings.catalog_format,
+            full,
+            trimmed,
+            names,
+            omitted,
+            "; the model is told to search first" if fit.cut else "",
+        )
 
     def system(self, skills: Sequence[Skill]) -> str:
         """The system prompt: instructions, catalog (unless it goes in a reminder), guidance."""
         settings = self.settings
-        catalog = self.catalog(skills)
+        fit = self.fit(skills)
+        catalog = fit.text
         if not catalog:
             return settings.instructions if settings.instructions.strip() else ""
         if settings.catalog_placement == "reminder":
             catalog = ""
-        parts = [settings.instructions.strip(), catalog, guidance(settings.tool_style)]
+        parts = [settings.instructions.strip(), catalog, guidance(settings.tool_style, cut=fit.cut)]
         return "\n\n".join(p for p in parts if p.strip())
 
     def reminder(self, skills: Sequence[Skill]) -> str | None:

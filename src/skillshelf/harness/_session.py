@@ -107,6 +107,8 @@ class Shared(Protocol):
 
     def catalog_reminder(self) -> str | None: ...
 
+    def relevant(self, tools: SkillTools, message: str) -> str | None: ...
+
     def skill_definitions(self) -> list[ToolDef]: ...
 
     def allowed_tools(self, name: str) -> tuple[str, ...]: ...
@@ -148,6 +150,17 @@ class SkillSession:
 
     def instructions(self) -> str:
         return self.harness.instructions()
+
+    def relevant(self, message: str) -> str | None:
+        """The ``<system-reminder>`` of the skills relevant to the user's ``message`` that
+        the catalog could not show in full (see :func:`~skillshelf.harness.relevant_block`);
+        None in a sub-agent (its message is a skill's task), for a slash command, or when the
+        catalog shows every skill in full."""
+        if self.settings.fork_of is not None:
+            return None
+        if parse_commands(message, [s.name for s in self.tools.visible_skills()]):
+            return None  # the user chose the skill
+        return self.harness.relevant(self.tools, message)
 
     def offer(self, extra: Sequence[ToolDef] = ()) -> Offer:
         """The definitions this request offers: the skill tools, then the user tools in force

@@ -31,6 +31,8 @@ if TYPE_CHECKING:
 
 __all__ = [
     "DEFAULT_CATALOG_BUDGET",
+    "DEFAULT_RELEVANT_SKILLS",
+    "MAX_RELEVANT_SKILLS",
     "CatalogPlacement",
     "DeclaredLoad",
     "SettingsOptions",
@@ -38,6 +40,9 @@ __all__ = [
 ]
 
 DEFAULT_CATALOG_BUDGET: Final = 12_000  # characters: a few hundred skills with trimmed text
+# Skills shown beside each user message when the catalog cannot show every description.
+DEFAULT_RELEVANT_SKILLS: Final = 5
+MAX_RELEVANT_SKILLS: Final = 20
 CatalogPlacement = Literal["system", "reminder"]
 DeclaredLoad = str | tuple[str, Sequence[str]]
 _LOAD_MODES: Final = get_args(LoadMode)
@@ -65,6 +70,10 @@ class SkillSettings:
         catalog_budget: Characters the catalog may take (None: no limit).
         catalog_placement: ``system`` (in the system prompt) or ``reminder`` (a
             ``<system-reminder>`` user message before the conversation, as Claude Code does).
+        relevant_skills: When the budget leaves some skill without its description, how many
+            of the best matches for each user message are shown beside it, with their whole
+            descriptions (0: none; at most :data:`MAX_RELEVANT_SKILLS`). The system prompt
+            stays byte-stable: the block travels with the message.
         placement: Where loaded content goes: ``tool_result`` (the system prompt stays
             byte-stable) or ``system``.
         tool_style: How the skill tools are offered: ``skillshelf`` (the contract) or
@@ -98,6 +107,7 @@ class SkillSettings:
     catalog_format: CatalogFormat = "xml"
     catalog_budget: int | None = DEFAULT_CATALOG_BUDGET
     catalog_placement: CatalogPlacement = "system"
+    relevant_skills: int = DEFAULT_RELEVANT_SKILLS
     placement: Placement = "tool_result"
     tool_style: ToolStyle = "skillshelf"
     tools: Sequence[Tool] = ()
@@ -128,6 +138,11 @@ class SkillSettings:
             raise UsageError("max_loaded must be at least 1")
         if self.catalog_budget is not None and self.catalog_budget < 0:
             raise UsageError("catalog_budget must not be negative")
+        relevant = self.relevant_skills
+        if isinstance(relevant, bool) or not isinstance(relevant, int):
+            raise UsageError("relevant_skills must be an integer")
+        if not 0 <= relevant <= MAX_RELEVANT_SKILLS:
+            raise UsageError(f"relevant_skills must be between 0 and {MAX_RELEVANT_SKILLS}")
         if not self.tool_timeout_s > 0:
             raise UsageError("tool_timeout_s must be positive")
         if self.tool_retries < 0:
@@ -177,6 +192,7 @@ class SettingsOptions(TypedDict, total=False):
     catalog_format: CatalogFormat
     catalog_budget: int | None
     catalog_placement: CatalogPlacement
+    relevant_skills: int
     placement: Placement
     tool_style: ToolStyle
     tools: Sequence[Tool]

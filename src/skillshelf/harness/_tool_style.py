@@ -24,6 +24,7 @@ __all__ = [
     "CLAUDE_CODE_GUIDANCE",
     "GUIDANCE",
     "LOAD_TOOL_NAMES",
+    "SEARCH_FIRST",
     "TOOL_STYLES",
     "ToolStyle",
     "canonical_call",
@@ -51,6 +52,11 @@ CLAUDE_CODE_GUIDANCE: Final = (
     "tool before doing anything else, then follow its instructions; read the files it points "
     "to with skill_read_file. Do not invoke a skill that is already running."
 )
+SEARCH_FIRST: Final = (
+    "The catalog is too large to show every skill's description. Before a task the listed "
+    "descriptions do not clearly cover, call skill_search with words from the task; skills "
+    "matching the latest message may also be shown beside it."
+)
 _SKILL_DESCRIPTION: Final = (
     "Execute a skill within the main conversation. When the user's task matches a skill in "
     "the catalog, call this tool with the skill's name (and optional arguments) to load its "
@@ -58,25 +64,34 @@ _SKILL_DESCRIPTION: Final = (
 )
 
 
-def guidance(style: ToolStyle) -> str:
-    """The system prompt's short guidance on the skill tools, for ``style``."""
+def guidance(style: ToolStyle, *, cut: bool = False) -> str:
+    """The system prompt's short guidance on the skill tools, for ``style``; with ``cut`` (the
+    catalog lists some skill by name only, or not at all), followed by the search-first rule
+    (every style offers ``skill_search`` then, see :func:`styled_definitions`)."""
     if style == "skillshelf":
-        return GUIDANCE
-    if style == "claude-code":
-        return CLAUDE_CODE_GUIDANCE
-    assert_never(style)
+        text = GUIDANCE
+    elif style == "claude-code":
+        text = CLAUDE_CODE_GUIDANCE
+    else:
+        assert_never(style)
+    return f"{text} {SEARCH_FIRST}" if cut else text
 
 
-def styled_definitions(definitions: Sequence[ToolDef], style: ToolStyle) -> list[ToolDef]:
-    """The skill tools' definitions (contract shape) as ``style`` offers them."""
+def styled_definitions(
+    definitions: Sequence[ToolDef], style: ToolStyle, *, cut: bool = False
+) -> list[ToolDef]:
+    """The skill tools' definitions (contract shape) as ``style`` offers them; with ``cut``
+    (the catalog cannot list every skill), ``skill_search`` is always among them, since the
+    catalog and the guidance then point the model at it."""
     if style == "skillshelf":
         return list(definitions)
     if style == "claude-code":
+        keeps = (*_CLAUDE_CODE_KEEPS, "skill_search") if cut else _CLAUDE_CODE_KEEPS
         out = []
         for definition in definitions:
             if definition.name == "skill_load":
                 out.append(_skill_tool(definition))
-            elif definition.name in _CLAUDE_CODE_KEEPS:
+            elif definition.name in keeps:
                 out.append(definition)
         return out
     assert_never(style)
