@@ -48,7 +48,13 @@ try:
         ModelResponse,
         hook_config,
     )
-    from langchain_core.messages import AIMessage, AnyMessage, SystemMessage, ToolMessage
+    from langchain_core.messages import (
+        AIMessage,
+        AnyMessage,
+        HumanMessage,
+        SystemMessage,
+        ToolMessage,
+    )
     from langchain_core.tools import BaseTool, StructuredTool
     from langgraph.config import get_config
     from langgraph.prebuilt.tool_node import ToolCallRequest
@@ -161,6 +167,8 @@ class SkillsMiddleware(HarnessFace, AgentMiddleware[SkillsState, Any, Any]):
         self._models = Models()  # what a fork runs on: the model of the loading run
         # Each conversation's last offered tool names (the most recent few hundred).
         self._offered_names: Recent[str, tuple[str, ...]] = Recent(_REMEMBERED_OFFERS)
+        # Each conversation's skills relevant to its latest user message (see before_agent).
+        self._relevant: Recent[str, str] = Recent(_REMEMBERED_OFFERS)
 
     # -- sessions --------------------------------------------------------------------------
 
@@ -229,6 +237,12 @@ class SkillsMiddleware(HarnessFace, AgentMiddleware[SkillsState, Any, Any]):
             for record in records:
                 session.trace_call(record)
             update["messages"] = added
+        self._relevant.pop(session.conversation)
+        last = messages[-1] if messages else None
+        if asked.refusal is None and not asked.commands and isinstance(last, HumanMessage):
+            relevant = session.relevant(last.text)
+            if relevant is not None:
+                self._relevant.put(session.conversation, relevant)
         return update or None
 
     @hook_config(can_jump_to=["end"])
@@ -245,7 +259,9 @@ class SkillsMiddleware(HarnessFace, AgentMiddleware[SkillsState, Any, Any]):
     def _prepare(self, request: ModelRequest[Any]) -> tuple[ModelRequest[Any], SkillSession]:
         session = self._of(request.state)
         own = request.system_prompt or ""
-        system = "\n\n".join(p for p in (own.strip(), self.system_text()) if p)
+        # The skills relevant to the latest user message come after the stable text.
+        relevant = self._relevant.get(session.conversation)
+        system = "\n\n".join(p for p in (own.strip(), self.system_text(), relevant) if p)
         prepared = request.override(
             system_message=SystemMessage(content=system) if system else None,
             messages=_materialized(request.messages, session.tools, self.settings.placement),

@@ -183,7 +183,7 @@ class SkillKit(HarnessFace):
 
     def instructions(self, wrapper: RunContextWrapper[Any], agent: Any) -> str:
         """For ``Agent(instructions=kit.instructions)``: :meth:`system_prompt` each run, then
-        what the run's slash commands loaded."""
+        what the run's slash commands loaded, or the skills relevant to its message."""
         conversation = self._conversation(wrapper.context)  # none named: fails here
         invoked = self._invoked.get(conversation) or ()
         return "\n\n".join([self.system_prompt(), *invoked])
@@ -193,7 +193,8 @@ class SkillKit(HarnessFace):
         their skills (SlashCommandError ends the run, as in skillshelf's agent)."""
         conversation = self._conversation(context.context)
         session = self.session(conversation)
-        commands = session.commands(_last_user_text(getattr(context, "turn_input", None)))
+        message = _last_user_text(getattr(context, "turn_input", None))
+        commands = session.commands(message)
         await anyio.to_thread.run_sync(session.begin_turn)
         session.record("turn", commands=[c.skill for c in commands])
         invoked = []
@@ -202,6 +203,11 @@ class SkillKit(HarnessFace):
             record = await anyio.to_thread.run_sync(session.invoke, command, call_id)
             session.trace_call(record)
             invoked.append(record.content)
+        # The skills relevant to the message when the catalog could not show them all: after
+        # the stable system prompt, for this run only.
+        relevant = None if commands else await anyio.to_thread.run_sync(session.relevant, message)
+        if relevant is not None:
+            invoked.append(relevant)
         self._invoked.pop(conversation)
         if invoked:
             self._invoked.put(conversation, tuple(invoked))

@@ -169,6 +169,7 @@ class SkillsToolset(HarnessFace, AbstractToolset[Any]):
         self._id = id
         self._requests: _Requests | None = None  # set on a run's copy (see for_run)
         self._invoked: tuple[str, ...] = ()  # the run's slash commands' loads (see for_run)
+        self._relevant: str | None = None  # the skills relevant to the run's prompt
 
     @property
     def id(self) -> str:
@@ -223,6 +224,9 @@ class SkillsToolset(HarnessFace, AbstractToolset[Any]):
         # What the user's slash commands loaded, for this run's requests (after the catalog,
         # so the cached prefix stays).
         parts += [InstructionPart(c, dynamic=True, name="invoked") for c in self._invoked]
+        # The skills relevant to the run's prompt, when the catalog could not show them all.
+        if self._relevant is not None:
+            parts.append(InstructionPart(self._relevant, dynamic=True, name="relevant"))
         return parts or None
 
     # -- the run -------------------------------------------------------------------------
@@ -232,7 +236,8 @@ class SkillsToolset(HarnessFace, AbstractToolset[Any]):
         session = self._session(ctx)
         # Checked first: a command the user may not give ends the run before anything changes
         # (SlashCommandError, as skillshelf's own agent raises it).
-        commands = session.commands(_prompt_text(ctx.prompt))
+        prompt = _prompt_text(ctx.prompt)
+        commands = session.commands(prompt)
         await anyio.to_thread.run_sync(session.begin_turn)
         session.record("run", step=ctx.run_step, run_id=ctx.run_id)
         # The run's own copy counts its model requests (two runs of one toolset never share).
@@ -246,6 +251,8 @@ class SkillsToolset(HarnessFace, AbstractToolset[Any]):
             session.trace_call(record)
             invoked.append(record.content)
         run._invoked = tuple(invoked)
+        if not commands:
+            run._relevant = await anyio.to_thread.run_sync(session.relevant, prompt)
         return run
 
     async def for_run_step(self, ctx: RunContext[Any]) -> AbstractToolset[Any]:
