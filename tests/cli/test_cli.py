@@ -633,7 +633,7 @@ def test_prompt_markdown_lists_each_skill_with_description(runner: CliRunner) ->
 
 @pytest.mark.parametrize("fmt", ["xml", "markdown"])
 def test_prompt_small_budget_lists_names_only(runner: CliRunner, fmt: str) -> None:
-    budget = 300 if fmt == "xml" else 120
+    budget = 250 if fmt == "xml" else 120
 
     result = invoke(
         runner, "prompt", "--root", EXAMPLES, "--format", fmt, "--budget-chars", str(budget)

@@ -98,16 +98,16 @@ def test_prompts_list_pages_resume_after_the_last_name(
 def test_instructions_are_rendered_once_per_scan(
     tmp_path: Path, repo: Repository, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from skillshelf.core.catalog import render_catalog as render
+    from skillshelf.core.catalog import CatalogFit, fit_catalog
 
     renders: list[int] = []
 
-    def counting(entries: Any, **kwargs: Any) -> str:
+    def counting(entries: Any, **kwargs: Any) -> CatalogFit:
         entries = list(entries)
         renders.append(len(entries))
-        return render(entries, **kwargs)
+        return fit_catalog(entries, **kwargs)
 
-    monkeypatch.setattr("skillshelf.mcpserver.server.render_catalog", counting)
+    monkeypatch.setattr("skillshelf.mcpserver.server.fit_catalog", counting)
     skill_server = SkillServer(repo)
 
     async def connect_twice() -> str | None:

@@ -39,6 +39,7 @@ AGENT_SETTINGS: Final = (
     "catalog_format",
     "catalog_budget",
     "catalog_placement",
+    "relevant_skills",
     "placement",
     "tool_style",
     "enforce_allowed_tools",

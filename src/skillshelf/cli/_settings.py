@@ -19,7 +19,7 @@ from typing import Any, Final
 import click
 
 from skillshelf.cli._common import F
-from skillshelf.harness import SkillSettings
+from skillshelf.harness import MAX_RELEVANT_SKILLS, SkillSettings
 
 __all__ = ["FLAGS", "settings_options", "settings_values"]
 
@@ -100,6 +100,12 @@ FLAGS: Final[Mapping[str, _Flag]] = {
         ("--catalog-placement",),
         "Put the catalog in the system prompt, or in a <system-reminder> user message before "
         "the conversation (as Claude Code does).",
+    ),
+    "relevant_skills": _Flag(
+        ("--relevant-skills",),
+        "When the budget leaves some skill without its description, show the model this many "
+        "best matches for each user message beside it, descriptions whole; 0: none.",
+        {"type": click.IntRange(0, MAX_RELEVANT_SKILLS), "metavar": "N"},
     ),
     "placement": _Flag(
         ("--placement",),

@@ -54,8 +54,7 @@ CLAUDE_CODE_GUIDANCE: Final = (
 )
 SEARCH_FIRST: Final = (
     "The catalog is too large to show every skill's description. Before a task the listed "
-    "descriptions do not clearly cover, call skill_search with words from the task; skills "
-    "matching the latest message may also be shown beside it."
+    "descriptions do not clearly cover, call skill_search with words from the task."
 )
 _SKILL_DESCRIPTION: Final = (
     "Execute a skill within the main conversation. When the user's task matches a skill in "

@@ -42,11 +42,11 @@ from mcp_types import (
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from skillshelf._version import __version__
-from skillshelf.core.catalog import CatalogEntry, render_catalog
+from skillshelf.core.catalog import CatalogEntry, fit_catalog
 from skillshelf.core.quota import FairPool
 from skillshelf.core.session import LoadMode
 from skillshelf.errors import UsageError, clip
-from skillshelf.harness import Harness, SkillSettings, ToolRecord
+from skillshelf.harness import SEARCH_FIRST, Harness, SkillSettings, ToolRecord
 from skillshelf.mcpserver._content import ContentHandlers
 from skillshelf.mcpserver._conversations import Conversations
 from skillshelf.mcpserver._sessions import peer_of
@@ -330,9 +330,19 @@ class SkillServer(ContentHandlers):
             return self.no_skills_warning(shown_roots=not viewer.remote)
         own = self.settings.instructions.strip()
         preface = f"{own}\n\n{_PREFACE}" if own else _PREFACE
+        # The search-first rule, when the catalog must list some skill by name only or leave
+        # it out, comes after the catalog and is counted in the budget.
+        rule = f"\n\n{SEARCH_FIRST}"
         budget = max(self.instructions_budget - len(preface), 200)
-        catalog = render_catalog(entries, format=self.settings.catalog_format, budget_chars=budget)
-        return preface + catalog
+        fit = fit_catalog(entries, format=self.settings.catalog_format, budget_chars=budget)
+        if not fit.cut:
+            return preface + fit.text
+        fit = fit_catalog(
+            entries,
+            format=self.settings.catalog_format,
+            budget_chars=max(budget - len(rule), 200),
+        )
+        return preface + fit.text + rule
 
     def no_skills_warning(self, *, shown_roots: bool = True) -> str:
         """What the server says when it has no skill to offer, naming the roots it read.
