@@ -65,6 +65,8 @@ def serve_args(scenario: Scenario, env: Env) -> list[str]:
         args += ["--trace", str(env.trace_path)]
     if scenario.enforce_allowed_tools and "--enforce-allowed-tools" in options:
         args.append("--enforce-allowed-tools")
+    if scenario.catalog_budget is not None:
+        args += ["--catalog-budget", str(scenario.catalog_budget)]
     return args
 
 

@@ -49,7 +49,11 @@ class Env:
     def settings(self, scenario: Scenario, trace: Trace | None) -> SkillSettings:
         """The harness options of ``scenario`` (user tools are each face's own affair)."""
         workspace = WorkspaceManager(self.work / "ws") if scenario.workspace else None
+        budget = (
+            {} if scenario.catalog_budget is None else {"catalog_budget": scenario.catalog_budget}
+        )
         return SkillSettings(
+            **budget,
             load_mode=scenario.load_mode,
             enforce_allowed_tools=scenario.enforce_allowed_tools,
             workspace=workspace,

@@ -167,6 +167,7 @@ class Scenario:
     enforce_allowed_tools: bool = False
     user_tools: tuple[UserTool, ...] = ()
     workspace: bool = False
+    catalog_budget: int | None = None  # None: each face's default
 
     @property
     def calls(self) -> list[Call]:
@@ -209,8 +210,37 @@ def useful(result: Result) -> None:
 
 # -- the scenarios --------------------------------------------------------------------------
 
+# The budget of the cut-catalog scenario: room for the names and a few short descriptions,
+# never for every description.
+CUT_BUDGET: Final = 400
+NOTES_DESCRIPTION: Final = "Draft release notes from commits. Use when preparing a release."
+SEARCH_FIRST_MARK: Final = "call skill_search with words from the task"
+
 LOAD_NOTES = call("skill_load", {"skill": "release-notes"})
 MODEL_SKILLS = ["release-notes", "ticket-lookup", "git-helper", CJK_NAME, "fork-task", "runner"]
+
+
+def check_catalog_cut(record: Record) -> None:
+    """A catalog the budget cuts: the model is told to search first and can; the skill that
+    fits each message is shown with its whole description beside the message (a face with
+    user messages) or by the search (serve); the stable part of the prompt does not move."""
+    answered(record, "Searched.", "Second.")
+    first, second = record.turns[0].requests[0], record.turns[1].requests[0]
+    assert SEARCH_FIRST_MARK in first.instructions
+    assert "skill_search" in first.tools
+    (search,) = [r for r in record.results if r.tool == "skill_search"]
+    graded(record, search, "ok")
+    assert NOTES_DESCRIPTION in search.text  # whole, not cut at 200 characters
+    # What stays byte-stable for prompt caching: everything up to the per-message block.
+    assert (
+        first.instructions.split("<system-reminder>")[0]
+        == (second.instructions.split("<system-reminder>")[0])
+    )
+    if record.face == "serve":
+        return  # serve sees no user messages: the search above is its way (docs/catalog.md)
+    block = first.context[first.context.index("Skills that match this message") :]
+    assert NOTES_DESCRIPTION in block, first.context
+    assert "git-helper" in second.context[second.context.index("Skills that match this") :]
 
 
 def check_catalog(record: Record) -> None:
@@ -706,6 +736,21 @@ SCENARIOS: Final[tuple[Scenario, ...]] = (
         (one("run it", call("workspace_exec", SLOW), "Too slow."),),
         check_exec_timeout,
         workspace=True,
+    ),
+    Scenario(
+        "catalog_cut",
+        "a catalog over its budget: search-first rule, skill_search offered with whole "
+        "descriptions, the skills matching each message shown beside it",
+        (
+            one(
+                "please draft the release notes from the commits",
+                call("skill_search", {"query": "release notes"}),
+                "Searched.",
+            ),
+            one("show me the git history of this repository", "Second."),
+        ),
+        check_catalog_cut,
+        catalog_budget=CUT_BUDGET,
     ),
     Scenario(
         "isolation",

@@ -203,3 +203,24 @@ def test_tool_calls_run_on_the_event_loop_only_when_nothing_can_wait(
     # SQLite may wait on another process's lock, and commands on processes: a thread.
     inline = store_url == "memory:"
     assert ran_on == {"skill_load": inline, "skill_search": inline, "workspace_exec": False}
+
+
+def test_serve_flag_default_budget_is_the_servers_own() -> None:
+    from skillshelf.cli.serve import SERVE_CATALOG_BUDGET
+    from skillshelf.mcpserver.server import INSTRUCTIONS_BUDGET
+
+    assert SERVE_CATALOG_BUDGET == INSTRUCTIONS_BUDGET
+
+
+def test_instructions_over_budget_end_with_the_search_first_rule(tmp_path: Path) -> None:
+    from skillshelf.harness import SEARCH_FIRST
+
+    for i in range(300):
+        make_skill(tmp_path, f"skill-{i:03d}", f"Does chore {i} for the team. Use when asked.")
+    server = SkillServer(Repository([tmp_path], cache_dir=False), instructions_budget=4_000)
+    text = server.instructions(Viewer())
+    assert len(text) <= 4_000
+    assert text.endswith(SEARCH_FIRST)
+    whole = SkillServer(Repository([tmp_path], cache_dir=False), instructions_budget=None)
+    assert SEARCH_FIRST not in whole.instructions(Viewer())
+    assert whole.instructions(Viewer()).count("<description>") == 300

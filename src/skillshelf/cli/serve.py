@@ -31,9 +31,13 @@ SERVE_SETTINGS = (
     "visible",
     "instructions",
     "catalog_format",
+    "catalog_budget",
     "enforce_allowed_tools",
     "trace",
 )
+# The server's instructions budget (mcpserver.server.INSTRUCTIONS_BUDGET, not imported here:
+# it needs the mcp extra; a test holds the two equal).
+SERVE_CATALOG_BUDGET: Final = 8_000
 
 
 _COUNT = click.IntRange(min=1)
@@ -118,7 +122,9 @@ def _limit_options(command: F) -> F:
 )
 @click.option("--watch", is_flag=True, help="Re-scan when files under the roots change.")
 @exec_options
-@settings_options(*SERVE_SETTINGS, defaults={"instructions": ""})
+@settings_options(
+    *SERVE_SETTINGS, defaults={"instructions": "", "catalog_budget": SERVE_CATALOG_BUDGET}
+)
 @click.option(
     "--token-env",
     default=None,
@@ -250,6 +256,7 @@ def serve(
         max_workspaces=max_workspaces,
         watch=watch,
         allowed_hosts=allow_hosts,
+        instructions_budget=settings.catalog_budget,
         on_ready=ready,
     )
     if stopped_by is not None and transport == "stdio":

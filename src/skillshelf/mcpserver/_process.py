@@ -24,7 +24,7 @@ from skillshelf.harness import SkillSettings
 from skillshelf.mcpserver.handles import HANDLE_LIFETIME_S
 from skillshelf.mcpserver.limits import ServeLimits
 from skillshelf.mcpserver.run import Transport, is_loopback, serve
-from skillshelf.mcpserver.server import SkillServer
+from skillshelf.mcpserver.server import INSTRUCTIONS_BUDGET, SkillServer
 from skillshelf.mcpserver.signals import ServerSignals
 from skillshelf.repository import Repository
 
@@ -49,6 +49,7 @@ def run_server(
     workspace_ttl_s: float = WORKSPACE_IDLE_TTL_S,
     max_workspaces: int = MAX_LIVE_WORKSPACES,
     visible: Visibility | None = None,
+    instructions_budget: int | None = INSTRUCTIONS_BUDGET,
     watch: bool = False,
     allowed_hosts: Iterable[str] = (),
     on_ready: Callable[[str], None] | None = None,
@@ -68,6 +69,7 @@ def run_server(
         workspace_ttl_s: Seconds a workspace may stay idle before it is removed.
         max_workspaces: Workspaces kept at once; the longest idle goes to make room.
         visible: Hides skills from some viewers.
+        instructions_budget: As for :class:`SkillServer`.
 
     Returns:
         The number of the signal that stopped the server (None when the client left or the
@@ -98,6 +100,7 @@ def run_server(
                     repo,
                     settings=settings,
                     visible=visible,
+                    instructions_budget=instructions_budget,
                     enable_exec=enable_exec,
                     handle_secret=handle_secret,
                     handle_lifetime_s=handle_lifetime_s,

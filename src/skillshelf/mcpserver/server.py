@@ -125,7 +125,8 @@ class SkillServer(ContentHandlers):
         trace: Where each tool call's decision record goes (as ``chat --trace`` writes them).
         enforce_allowed_tools: While the active skill declares ``allowed-tools``, refuse a
             ``workspace_exec`` outside them.
-        instructions_budget: Characters of catalog offered as the server's instructions.
+        instructions_budget: Characters the server's instructions may take, preface and
+            catalog (None: no limit); ``serve --catalog-budget`` sets it.
         enum_limit: Up to this many visible skills, the tools' ``skill`` argument is an enum
             of their names; above it, a plain string (every tool's schema would otherwise
             carry every name to the client's model on each request) that the server checks
@@ -155,7 +156,7 @@ class SkillServer(ContentHandlers):
         exec_policy: ExecPolicy | None = None,
         trace: Trace | None = None,
         enforce_allowed_tools: bool | None = None,
-        instructions_budget: int = INSTRUCTIONS_BUDGET,
+        instructions_budget: int | None = INSTRUCTIONS_BUDGET,
         enum_limit: int = ENUM_LIMIT,
         name: str = "skillshelf",
         handle_secret: bytes | None = None,
@@ -333,9 +334,10 @@ class SkillServer(ContentHandlers):
         # The search-first rule, when the catalog must list some skill by name only or leave
         # it out, comes after the catalog and is counted in the budget.
         rule = f"\n\n{SEARCH_FIRST}"
-        budget = max(self.instructions_budget - len(preface), 200)
+        whole = self.instructions_budget
+        budget = None if whole is None else max(whole - len(preface), 200)
         fit = fit_catalog(entries, format=self.settings.catalog_format, budget_chars=budget)
-        if not fit.cut:
+        if not fit.cut or budget is None:
             return preface + fit.text
         fit = fit_catalog(
             entries,
