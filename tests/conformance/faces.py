@@ -49,17 +49,16 @@ class Env:
     def settings(self, scenario: Scenario, trace: Trace | None) -> SkillSettings:
         """The harness options of ``scenario`` (user tools are each face's own affair)."""
         workspace = WorkspaceManager(self.work / "ws") if scenario.workspace else None
-        budget = (
-            {} if scenario.catalog_budget is None else {"catalog_budget": scenario.catalog_budget}
-        )
-        return SkillSettings(
-            **budget,
+        settings = SkillSettings(
             load_mode=scenario.load_mode,
             enforce_allowed_tools=scenario.enforce_allowed_tools,
             workspace=workspace,
             executor=LocalExecutor() if scenario.workspace else None,
             trace=trace,
         )
+        if scenario.catalog_budget is None:
+            return settings
+        return settings.replace(catalog_budget=scenario.catalog_budget)
 
     def read_trace(self) -> list[dict[str, object]]:
         if not self.trace_path.exists():

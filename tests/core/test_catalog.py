@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from skillshelf.core.catalog import CatalogEntry, fit_catalog, render_catalog
+from skillshelf.core.catalog import CatalogEntry, CatalogFormat, fit_catalog, render_catalog
 from skillshelf.errors import UsageError
 
 
@@ -127,8 +127,9 @@ def test_descriptions_keep_their_first_sentence_before_being_cut_evenly() -> Non
 
 def test_the_budget_is_used_not_left_idle() -> None:
     entries = _realistic(77)
-    for fmt in ("xml", "markdown"):
-        fit = fit_catalog(entries, format=fmt, budget_chars=12_000)  # type: ignore[arg-type]
+    formats: tuple[CatalogFormat, ...] = ("xml", "markdown")
+    for fmt in formats:
+        fit = fit_catalog(entries, format=fmt, budget_chars=12_000)
         assert 12_000 - 200 < len(fit.text) <= 12_000, fmt
         assert fit.count("name_only") == fit.count("omitted") == 0, fmt
 

@@ -20,6 +20,7 @@ A budget degrades the catalog one step at a time and uses the whole budget at ea
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Callable, Iterable, Sequence
 from typing import Final, Literal, NamedTuple, Protocol
@@ -172,10 +173,14 @@ def _choose(items: Sequence[CatalogEntry], format: CatalogFormat, budget: int) -
     ]
     for make, low, high in candidates:
         if fits(make(low)):
-            return make(_largest(low, high, lambda value, make=make: fits(make(value))))
+            return make(_largest(low, high, functools.partial(_fits_with, fits, make)))
     # 6. The first names that fit beside the "N more" line.
     shown = _largest(0, n, lambda k: fits(_Layout([_NAME_ONLY] * k, False, n - k)))
     return _Layout([_NAME_ONLY] * shown, False, n - shown)
+
+
+def _fits_with(fits: Callable[[_Layout], bool], make: Callable[[int], _Layout], value: int) -> bool:
+    return fits(make(value))
 
 
 def _largest(low: int, high: int, ok: Callable[[int], bool]) -> int:
