@@ -14,6 +14,8 @@ from click.testing import CliRunner, Result
 
 from corpus_paths import ANTHROPIC
 from skillshelf.cli import main
+from skillshelf.harness import SkillSettings
+from skillshelf.reports.requestcost import request_cost
 from skillshelf.reports.tokenreport import report_for_repository
 from skillshelf.reports.tokens import BACKEND_ENV, get_counter
 from skillshelf.repository import Repository
@@ -76,8 +78,17 @@ def test_json_has_every_number_of_the_library_report(root: Path) -> None:
         format="markdown",
         budget_chars=12_000,
     ).to_dict()
+    request = data.pop("request")
     assert data == expected
     assert "cache" not in data
+    assert (
+        request
+        == request_cost(
+            Repository([root], cache_dir=False),
+            get_counter("cl100k_base"),
+            settings=SkillSettings(catalog_format="markdown"),
+        ).to_dict()
+    )
 
 
 def test_names_limit_the_rows_but_not_the_totals(root: Path) -> None:
@@ -231,3 +242,40 @@ def test_exact_counts_are_kept_in_the_cache_folder_unless_no_cache(
 
     assert [p.name for p in cache.glob("tokens-*.bin")] == ["tokens-o200k_base.bin"]
     assert json.loads(first.output) == json.loads(second.output) == json.loads(third.output)
+
+
+def test_the_fixed_part_of_a_request_is_reported_per_model_family(root: Path) -> None:
+    result = invoke("--root", root, "--json")
+    assert result.exit_code == 0, result.output
+    request = json.loads(result.stdout)["request"]
+    families = {f["family"]: f for f in request["families"]}
+    assert set(families) == {"openai", "anthropic"}
+    for family in families.values():
+        assert family["chars"] == family["system_chars"] + family["schema_chars"]
+        assert family["tokens"] == family["system_tokens"] + family["schema_tokens"] > 0
+        assert 0 < family["share"] < 0.05
+    assert "skill_load" in request["tools"]
+    assert request["warnings"] == []
+    text = invoke("--root", root).stdout
+    assert "fixed per request (openai)\t" in text and "tool schemas" in text
+
+
+def test_a_fixed_part_over_its_share_of_the_window_is_a_warning(root: Path) -> None:
+    result = invoke("--root", root, "--context-window", "2000")
+    assert result.exit_code == 0
+    assert "warning: the fixed part of every openai request is" in result.stderr
+    assert "of a 2,000-token context window" in result.stderr
+
+
+def test_tool_schemas_stop_growing_with_the_catalog(tmp_path: Path) -> None:
+    counter = get_counter("o200k_base")
+    costs = []
+    for n in (100, 300):  # both above the enum limit (32 names)
+        skills = tmp_path / f"n{n}"
+        for i in range(n):
+            make_skill(skills, f"skill-{i:03d}", f"Does chore {i}. Use when asked for it.")
+        costs.append(request_cost(Repository([skills], cache_dir=False), counter))
+    small, large = costs
+    for a, b in zip(small.families, large.families, strict=True):
+        assert a.schema_chars == b.schema_chars  # no name enums, no names repeated
+        assert b.chars <= 32_000  # default budget: the catalog is bounded too

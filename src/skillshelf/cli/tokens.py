@@ -22,6 +22,7 @@ from skillshelf.errors import UsageError
 
 if TYPE_CHECKING:
     from skillshelf.reports.cachereport import CacheReport
+    from skillshelf.reports.requestcost import RequestCost
     from skillshelf.reports.tokenreport import SkillTokens, TokenReport
 
 __all__ = ["tokens"]
@@ -52,6 +53,15 @@ __all__ = ["tokens"]
     default=None,
     help="Catalog budget in characters  [default: the agent's, 12,000].",
 )
+@click.option(
+    "--context-window",
+    type=click.IntRange(1),
+    default=128_000,
+    show_default=True,
+    metavar="TOKENS",
+    help="The model's context window: a warning when the fixed part of every request "
+    "(system prompt and tool schemas) takes more than 5% of it.",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print every number as JSON.")
 @click.option(
     "--cache",
@@ -72,6 +82,7 @@ def tokens(
     encoding: str,
     fmt: str,
     budget_chars: int | None,
+    context_window: int,
     as_json: bool,
     cache: bool,
     cache_skill: str | None,
@@ -80,12 +91,16 @@ def tokens(
     """Count the tokens skills cost: catalog entry, body, on load, documents.
 
     Compares progressive disclosure (only the catalog up front, within the agent's budget)
-    with injecting every body and document, and shows what the budget did to the catalog.
+    with injecting every body and document, shows what the budget did to the catalog, and
+    counts the fixed part of every request — system prompt (instructions, catalog, guidance)
+    and tool schemas — per model family (OpenAI, Anthropic), against the context window.
     NAMEs limit the rows shown; the totals always cover every skill. Exact counts are kept
     in the cache folder ($SKILLSHELF_CACHE_DIR), so unchanged text is not encoded again
     (--no-cache: neither read nor written).
     """
     from skillshelf.agent.config import DEFAULT_CATALOG_BUDGET
+    from skillshelf.harness import SkillSettings
+    from skillshelf.reports.requestcost import request_cost
     from skillshelf.reports.tokenreport import report_for_repository
     from skillshelf.reports.tokens import get_counter
     from skillshelf.skills.index_cache import default_cache_dir
@@ -109,6 +124,8 @@ def tokens(
                 on_skill=advance,
                 cache_dir=cache_dir,
             )
+        settings = SkillSettings(catalog_format=fmt, catalog_budget=budget or None)  # type: ignore[arg-type]
+        fixed = request_cost(repo, counter, settings=settings, context_window=context_window)
         cached = _cache(repo, cache_skill) if cache else None
     # The --cache loop refuses a skill without documents (UsageError): the subject failed, so
     # exit 1 as for an unknown skill, not 2.
@@ -116,15 +133,18 @@ def tokens(
         fail(str(exc))
     if not counter.exact:
         click.echo(f"note: token counts are estimates ({counter.note or 'forced'})", err=True)
+    for line in fixed.warnings():
+        click.echo(f"warning: {line}", err=True)
     if as_json:
         data = report.to_dict()
+        data["request"] = fixed.to_dict()
         if names:
             data["skills"] = [s for s in data["skills"] if s["name"] in names]
         if cached is not None:
             data["cache"] = cached.to_dict()
         emit_json(data)
         return
-    _print_report(report, [s for s in report.skills if not names or s.name in names])
+    _print_report(report, [s for s in report.skills if not names or s.name in names], fixed)
     if cached is not None:
         _print_cache(cached)
 
@@ -139,7 +159,7 @@ def _n(value: int) -> str:
     return f"{value:,}" if is_tty() else str(value)
 
 
-def _print_report(report: TokenReport, rows: list[SkillTokens]) -> None:
+def _print_report(report: TokenReport, rows: list[SkillTokens], fixed: RequestCost) -> None:
     if rows:
         if is_tty():
             unit = "" if report.exact else " — ESTIMATE, not exact"
@@ -162,7 +182,7 @@ def _print_report(report: TokenReport, rows: list[SkillTokens]) -> None:
         )
     else:
         click.echo("no skills found", err=True)
-    _summary(_summary_lines(report))
+    _summary(_summary_lines(report) + _fixed_lines(fixed))
 
 
 def _summary_lines(report: TokenReport) -> list[tuple[str, str]]:
@@ -178,10 +198,25 @@ def _summary_lines(report: TokenReport) -> list[tuple[str, str]]:
             f"{b.full} full, {b.trimmed} trimmed, {b.name_only} names only, {b.omitted} left out",
         ),
         ("catalog tokens", f"{b.tokens:,} within the budget, {b.tokens_unbudgeted:,} without"),
-        ("progressive (up front)", f"{report.progressive:,} tokens: the catalog"),
+        (
+            "progressive (up front)",
+            f"{report.progressive:,} tokens: the catalog (all that is fixed: below)",
+        ),
         ("everything injected", f"{report.everything:,} tokens: all bodies and documents"),
         ("ratio everything/progressive", ratio),
         ("all skills loaded once", f"{report.on_load:,} tokens (bodies with load framing)"),
+    ]
+
+
+def _fixed_lines(fixed: RequestCost) -> list[tuple[str, str]]:
+    return [
+        (
+            f"fixed per request ({f.family})",
+            f"{f.tokens:,} tokens, {fixed.share(f):.1%} of {fixed.context_window:,}: system "
+            f"prompt {f.system_chars:,} chars + {len(fixed.tools)} tool schemas "
+            f"{f.schema_chars:,} chars",
+        )
+        for f in fixed.families
     ]
 
 
