@@ -5,44 +5,25 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
+import anyio
 import pytest
 from click.testing import CliRunner
 
 from skillshelf.agent.loop import Agent
 from skillshelf.cli import main
-from skillshelf.core.catalog import CatalogEntry, render_catalog
+from skillshelf.core.catalog import CatalogEntry, CatalogFormat, render_catalog
+from skillshelf.core.tooldef import ToolDef
 from skillshelf.errors import ConfigError
 from skillshelf.evals.cases import load_cases
 from skillshelf.evals.render import fmt
-from skillshelf.models import open_model
-from skillshelf.models.baseline import DEFAULT_MIN_SCORE, SearchBaselineModel, catalog_from_prompt
+from skillshelf.models import ModelRequest, open_model
+from skillshelf.models.baseline import DEFAULT_MIN_SCORE, SearchBaselineModel
 from skillshelf.repository import Repository
 from skillshelf.testing import make_skill
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
-ENTRIES = [
-    CatalogEntry("pdf-merge", "Merges <pdf> files & splits them.", "/x/SKILL.md"),
-    CatalogEntry("charts", "Draws charts.", "/y/SKILL.md"),
-]
-
-
-@pytest.mark.parametrize("format", ["xml", "markdown"])
-def test_catalog_is_read_back_from_the_system_prompt(format: str) -> None:
-    prompt = render_catalog(ENTRIES, format=format)  # type: ignore[arg-type]
-    messages = [{"role": "system", "content": f"Be helpful.\n\n{prompt}"}]
-    assert sorted(catalog_from_prompt(messages)) == [
-        ("charts", "Draws charts."),
-        ("pdf-merge", "Merges <pdf> files & splits them."),
-    ]
-
-
-def test_a_names_only_catalog_gives_names_with_empty_descriptions() -> None:
-    prompt = render_catalog(ENTRIES, format="xml", budget_chars=120)
-    assert sorted(catalog_from_prompt([{"role": "system", "content": prompt}])) == [
-        ("charts", ""),
-        ("pdf-merge", ""),
-    ]
 
 
 def test_spec_options() -> None:
@@ -71,6 +52,113 @@ def test_it_loads_the_best_hit_through_the_agent_loop(repo: Repository) -> None:
     ]
     assert result.steps == 2
     assert result.usage is None  # it reports no tokens rather than inventing them
+
+
+def _calls(result: Any) -> list[tuple[str, str | None]]:
+    return [(c.tool, c.arguments.get("skill")) for c in result.tool_calls]
+
+
+@pytest.mark.parametrize(
+    "settings",
+    [
+        pytest.param({"catalog_format": "xml"}, id="xml"),
+        pytest.param({"catalog_format": "markdown"}, id="markdown"),
+        pytest.param({"catalog_placement": "reminder"}, id="reminder-xml"),
+        pytest.param(
+            {"catalog_placement": "reminder", "catalog_format": "markdown"}, id="reminder-markdown"
+        ),
+        pytest.param({"tool_style": "claude-code"}, id="claude-code"),
+    ],
+)
+def test_it_reads_the_catalog_wherever_and_however_the_agent_shows_it(
+    repo: Repository, settings: dict[str, Any]
+) -> None:
+    result = Agent(SearchBaselineModel(), repo, **settings).run_sync("combine two pdf documents")
+    assert _calls(result) == [("skill_load", "pdf-merge")]  # Skill is traced as skill_load
+    assert result.tool_calls[0].status == "ok"
+
+
+def test_in_claude_code_style_it_calls_the_skill_tool(repo: Repository) -> None:
+    seen: list[ModelRequest] = []
+
+    class Recording(SearchBaselineModel):
+        async def complete(self, request: ModelRequest, **kwargs: Any) -> Any:
+            seen.append(request)
+            return await super().complete(request, **kwargs)
+
+    Agent(Recording(), repo, tool_style="claude-code").run_sync("combine two pdf documents")
+    call = seen[1].messages[-2]["tool_calls"][0]["function"]
+    assert (call["name"], json.loads(call["arguments"])) == ("Skill", {"skill": "pdf-merge"})
+
+
+@pytest.fixture
+def big(tmp_path: Path) -> Repository:
+    """Forty skills whose catalog a small budget cuts; the right one sorts last, and its name
+    shares no word with the requests."""
+    for i in range(40):
+        make_skill(tmp_path, f"task-{i:02d}", f"Handles chores of kind {i} for the team.")
+    make_skill(tmp_path, "zz-binder", "Merges and splits pdf files. Use to combine pdf documents.")
+    return Repository([tmp_path], cache_dir=False)
+
+
+@pytest.mark.parametrize("format", ["xml", "markdown"])
+def test_a_names_only_catalog_with_the_relevant_block_still_finds_the_skill(
+    big: Repository, format: CatalogFormat
+) -> None:
+    agent = Agent(SearchBaselineModel(), big, catalog_format=format, catalog_budget=700)
+    fit = agent.harness.prompt.fit(big.skills)
+    assert dict(zip(big.names(), fit.fates, strict=True))["zz-binder"] in ("name_only", "omitted")
+    result = agent.run_sync("combine two pdf documents")
+    assert _calls(result) == [("skill_load", "zz-binder")]
+
+
+@pytest.mark.parametrize("format", ["xml", "markdown"])
+def test_a_cut_catalog_without_the_relevant_block_makes_it_search_first(
+    big: Repository, format: CatalogFormat
+) -> None:
+    agent = Agent(
+        SearchBaselineModel(), big, catalog_format=format, catalog_budget=700, relevant_skills=0
+    )
+    result = agent.run_sync("combine two pdf documents")
+    assert [c.tool for c in result.tool_calls] == ["skill_search", "skill_load"]
+    assert result.tool_calls[1].arguments["skill"] == "zz-binder"
+    unrelated = agent.run_sync("tell me a joke about the weather")
+    assert [c.tool for c in unrelated.tool_calls] == ["skill_search"]  # searched, loaded none
+
+
+def _load_tool() -> ToolDef:
+    return ToolDef("skill_load", "Load a skill.", {"type": "object", "properties": {}})
+
+
+def test_when_only_names_show_and_no_search_is_offered_it_says_so(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    names_only = render_catalog(
+        [CatalogEntry(f"s-{i}", "Does a thing well. " * 5, "/x") for i in range(5)],
+        format="markdown",
+        budget_chars=60,
+    )
+    request = ModelRequest(
+        [{"role": "system", "content": names_only}, {"role": "user", "content": "do it"}],
+        [_load_tool()],
+    )
+    model = SearchBaselineModel()
+    with caplog.at_level("WARNING", logger="skillshelf.models.baseline"):
+        for _ in range(2):
+            response = anyio.run(model.complete, request)
+    assert response.tool_calls == ()
+    assert response.text.startswith("baseline:search cannot decide:")
+    assert "by name only" in response.text and "offers no skill_search" in response.text
+    assert len(caplog.records) == 1  # once per reason, not once per run
+
+
+def test_without_a_load_tool_it_says_so() -> None:
+    catalog = render_catalog([CatalogEntry("pdf", "Merges pdf files.", "/x")])
+    request = ModelRequest(
+        [{"role": "system", "content": catalog}, {"role": "user", "content": "merge pdf files"}]
+    )
+    response = anyio.run(SearchBaselineModel().complete, request)
+    assert "offers no tool to load a skill" in response.text
 
 
 def test_below_the_threshold_it_answers_without_a_skill(repo: Repository) -> None:

@@ -1,12 +1,22 @@
 """``baseline:search``: a deterministic, offline, lexical stand-in for a model.
 
-It answers through the same agent loop as a real model, from what a real model sees: the
-catalog in the system prompt (names and descriptions, as trimmed by the catalog budget) and
-the user's message. On the first step it ranks the catalog with skillshelf's own search
-(:class:`~skillshelf.core.search.SearchIndex`: name, phrase and BM25 matching) and, when the best
-hit scores at least ``min_score``, calls ``skill_load`` on it; otherwise it answers without a
-skill. After a tool result it answers with one short sentence. It never reads documents or
-runs scripts.
+It answers through the same agent loop as a real model, from exactly what a real model is sent
+(:func:`~skillshelf.core.catalog_view.read_view`): the catalog in the system prompt or in a
+``<system-reminder>`` message, in either format and whatever the budget left of it (whole,
+trimmed, names only, a count of skills left out), the block of skills relevant to the user's
+message, and the tools as offered in either tool style. It reads no repository.
+
+On the user's message it ranks what it was shown with skillshelf's own search
+(:class:`~skillshelf.core.search.SearchIndex`: name, phrase and BM25 matching). When the best
+hit scores at least ``min_score`` it loads it with the load tool offered (``Skill`` with
+``skill`` in the claude-code style, else ``skill_load``). Otherwise, when the catalog was cut
+and ``skill_search`` is offered, it searches first, as the guidance tells a model to, and loads
+the best search result that scores enough. After a load it answers with one short sentence. It
+never reads documents or runs scripts.
+
+When the request hides what it needs — no load tool, or skills without descriptions and no
+``skill_search`` — it says so in its answer and logs a warning once per reason, instead of
+quietly loading nothing.
 
 It is a *baseline*, not a model: it tells a skill author whether the descriptions are
 lexically distinguishable at all (a query that shares no words with the right description
@@ -16,8 +26,8 @@ collide, and to run evals where no model is reachable; never read its numbers as
 
 from __future__ import annotations
 
-import html
 import json
+import logging
 import math
 import re
 from collections.abc import Sequence
@@ -25,51 +35,35 @@ from dataclasses import dataclass
 from typing import Final
 from urllib.parse import parse_qsl
 
-from skillshelf.core.search import SearchIndex
+from skillshelf.core.catalog_view import CatalogView, read_view
+from skillshelf.core.search import SearchHit, SearchIndex
 from skillshelf.errors import ConfigError, UsageError
 from skillshelf.models.base import Message, ModelRequest, ModelResponse, TextSink, ToolCall
 
-__all__ = ["DEFAULT_MIN_SCORE", "SearchBaselineModel", "catalog_from_prompt"]
+__all__ = ["DEFAULT_MIN_SCORE", "SearchBaselineModel"]
+
+logger = logging.getLogger(__name__)
 
 # A BM25 score (the weakest tier) this high needs more than one shared, fairly rare word;
 # stronger tiers (name, trigger phrase, description phrase) add 1e6 and always pass.
 DEFAULT_MIN_SCORE: Final = 2.0
-
-_XML_SKILL = re.compile(
-    r"<skill>\n<name>\n(?P<name>.*?)\n</name>\n(?:<description>\n(?P<description>.*?)\n"
-    r"</description>\n)?",
-    re.DOTALL,
-)
-_MARKDOWN_SKILL = re.compile(r"^- \*\*(?P<name>[^*]+)\*\*: (?P<description>.*)$", re.MULTILINE)
+# The load tool of each tool style, in the order preferred when a request offers both.
+_LOAD_TOOLS: Final = ("Skill", "skill_load")
+_SEARCH_TOOL: Final = "skill_search"
+_QUERY_CHARS: Final = 1_000  # skill_search's own limit on a query
+# A line of skill_search's answer: "- name: description".
+_SEARCH_LINE: Final = re.compile(r"- (?P<name>[^:\n]+): (?P<description>.*)")
+_DONE: Final = "Done: the skill is loaded (baseline:search stops here)."
 
 
 @dataclass(frozen=True, slots=True)
 class _Entry:
-    """A catalog entry in the shape :class:`SearchIndex` indexes."""
+    """A shown skill in the shape :class:`SearchIndex` indexes."""
 
     name: str
     description: str
     triggers: tuple[str, ...] = ()
     tags: tuple[str, ...] = ()
-
-
-def catalog_from_prompt(messages: Sequence[Message]) -> list[tuple[str, str]]:
-    """The ``(name, description)`` pairs of the catalog in the system messages.
-
-    Reads the XML and the Markdown catalog forms; a names-only catalog gives empty
-    descriptions.
-    """
-    found: dict[str, str] = {}
-    for message in messages:
-        if message.get("role") != "system":
-            continue
-        text = str(message.get("content") or "")
-        for match in _XML_SKILL.finditer(text):
-            description = html.unescape(match["description"] or "")
-            found.setdefault(html.unescape(match["name"]), description)
-        for match in _MARKDOWN_SKILL.finditer(text):
-            found.setdefault(match["name"], match["description"])
-    return list(found.items())
 
 
 class SearchBaselineModel:
@@ -83,6 +77,7 @@ class SearchBaselineModel:
         if min_score < 0:
             raise UsageError(f"min_score must not be negative, got {min_score}")
         self.min_score = min_score
+        self._warned: set[str] = set()  # the reasons already logged (not conversation state)
 
     @classmethod
     def from_spec(cls, spec: str) -> SearchBaselineModel:
@@ -117,31 +112,116 @@ class SearchBaselineModel:
     async def complete(
         self, request: ModelRequest, *, on_text: TextSink | None = None
     ) -> ModelResponse:
-        last = next(
-            (m for m in reversed(request.messages) if m.get("role") in ("user", "tool")), None
-        )
-        if last is None or last.get("role") == "tool":
-            response = self._answer("Done: the skill is loaded (baseline:search stops here).")
-        else:
-            response = self._first_step(request, str(last.get("content") or ""))
+        response = self._step(request)
         if on_text is not None and response.text:
             on_text(response.text)
         return response
 
-    def _first_step(self, request: ModelRequest, query: str) -> ModelResponse:
-        entries = [_Entry(n, d) for n, d in catalog_from_prompt(request.messages)]
+    def _step(self, request: ModelRequest) -> ModelResponse:
+        last = next(
+            (m for m in reversed(request.messages) if m.get("role") in ("user", "tool")), None
+        )
+        if last is None:
+            return self._answer("There is no user message to answer (baseline:search).")
+        if last.get("role") == "tool":
+            if _called(request.messages, last) != _SEARCH_TOOL:
+                return self._answer(_DONE)
+            return self._after_search(request, str(last.get("content") or ""))
+        return self._first_step(request, read_view(request.messages))
+
+    def _first_step(self, request: ModelRequest, view: CatalogView) -> ModelResponse:
+        query = view.query or ""
         offered = {tool.name for tool in request.tools}
-        hits = SearchIndex(entries).search(query, limit=1) if entries else []
-        if not hits or "skill_load" not in offered:
-            return self._answer("No skill matches this request (baseline:search).")
-        best = hits[0]
-        if best.score < self.min_score:
-            return self._answer(
-                f"No skill matches well enough: {best.name} scored {best.score:.2f}, below "
-                f"{self.min_score:g} (baseline:search)."
+        load = next((name for name in _LOAD_TOOLS if name in offered), None)
+        if load is None:
+            return self._blind(
+                "no_load_tool",
+                "the request offers no tool to load a skill with (neither skill_load nor "
+                "Skill), so it cannot load one",
             )
-        call = ToolCall("baseline_load", "skill_load", json.dumps({"skill": best.name}))
-        return ModelResponse("", (call,), "tool_calls", self.name)
+        best = _best(view, (), query)
+        if best is not None and best.score >= self.min_score:
+            return self._call(load, {"skill": best.name})
+        if (view.cut or not view.skills) and _SEARCH_TOOL in offered and query.strip():
+            return self._call(_SEARCH_TOOL, {"query": query[:_QUERY_CHARS].strip()})
+        if not view.skills and not view.omitted:
+            return self._blind(
+                "no_catalog",
+                "the request shows no skills catalog and offers no skill_search, so it "
+                "cannot see any skill",
+            )
+        if view.cut:
+            names_only = len(view.skills) - view.described
+            return self._blind(
+                "cut_no_search",
+                f"the request shows {view.described} skills with a description, "
+                f"{names_only} by name only and leaves {view.omitted} out, and offers no "
+                "skill_search: it could only match names",
+            )
+        return self._no_match(best)
+
+    def _after_search(self, request: ModelRequest, result: str) -> ModelResponse:
+        found = [
+            _Entry(m["name"].strip(), m["description"])
+            for line in result.split("\n")
+            if (m := _SEARCH_LINE.fullmatch(line)) is not None
+        ]
+        view = read_view(request.messages)
+        best = _best(view, found, view.query or "") if found else None
+        offered = {tool.name for tool in request.tools}
+        load = next((name for name in _LOAD_TOOLS if name in offered), None)
+        if best is not None and best.score >= self.min_score and load is not None:
+            return self._call(load, {"skill": best.name})
+        return self._no_match(best)
+
+    def _no_match(self, best: SearchHit | None) -> ModelResponse:
+        if best is None:
+            return self._answer("No skill matches this request (baseline:search).")
+        return self._answer(
+            f"No skill matches well enough: {best.name} scored {best.score:.2f}, below "
+            f"{self.min_score:g} (baseline:search)."
+        )
+
+    def _blind(self, reason: str, text: str) -> ModelResponse:
+        """Say that the request hides what the baseline needs, and warn once per reason."""
+        if reason not in self._warned:
+            self._warned.add(reason)
+            logger.warning("baseline:search cannot decide: %s.", text)
+        return self._answer(f"baseline:search cannot decide: {text}.")
 
     def _answer(self, text: str) -> ModelResponse:
         return ModelResponse(text, (), "stop", self.name)
+
+    def _call(self, tool: str, arguments: dict[str, str]) -> ModelResponse:
+        call = ToolCall(f"baseline_{tool.lower()}", tool, json.dumps(arguments))
+        return ModelResponse("", (call,), "tool_calls", self.name)
+
+
+def _best(view: CatalogView, found: Sequence[_Entry], query: str) -> SearchHit | None:
+    """The best match for ``query`` among the skills shown (``found`` by skill_search adding
+    to them and replacing what the catalog showed of theirs); None when nothing matches.
+
+    Word weights (BM25's IDF) depend on how many skills there are. The catalog says how many:
+    those it lists and those it counts as left out. Each left-out skill not seen anywhere else
+    counts as an empty entry, so a word is as rare among a few skills shown beside a cut
+    catalog as among the whole catalog, and ``min_score`` means the same at any budget.
+    """
+    if not query.strip():
+        return None
+    entries = {s.name: _Entry(s.name, s.description or "") for s in view.skills}
+    entries.update((e.name, e) for e in found)
+    unseen = max(0, view.listed + view.omitted - len(entries))
+    items = [*entries.values(), *[_Entry("", "")] * unseen]
+    hits = [h for h in SearchIndex(items).search(query, limit=2) if h.name]
+    return hits[0] if hits else None
+
+
+def _called(messages: Sequence[Message], result: Message) -> str | None:
+    """The name of the tool whose result ``result`` is, from the assistant's calls before it."""
+    call_id = result.get("tool_call_id")
+    for message in reversed(messages):
+        for call in message.get("tool_calls") or ():
+            if isinstance(call, dict) and call.get("id") == call_id:
+                function = call.get("function")
+                return str(function.get("name")) if isinstance(function, dict) else None
+    return None
