@@ -87,6 +87,7 @@ EXTRA_OF_MODULE: Final = {
     "tiktoken": "tokens",
     "tiktoken_ext": "tokens",
     "bpe_openai": "tokens",
+    "jsonschema": "evals",
 }
 
 

@@ -72,7 +72,8 @@ def test_every_bad_json_case_is_reported_with_its_number_and_field() -> None:
         "that must load no skill",
         "case 3, field 'query': must not be empty",
         "case 4, field 'expected_skil': unknown key; a case has query (or user), "
-        "expected_skill, expected_docs, expected_params, tool, tools, note and id",
+        "expected_skill, expected_docs, expected_params, expected_answer, tool, tools, note "
+        "and id",
         "case 5: a case must be an object (a mapping)",
         "case 6, field 'query': Input should be a valid string",
     ]

@@ -10,9 +10,17 @@ tools: ``"package.module:name"`` (a Tool, a list of Tools or a typed function) o
 ``{"name", "description"?, "parameters"? (JSON Schema), "result"?}`` answering every call with
 ``result``.
 
-The simple shape ``{"user", "tool", "expected_params": {argument: value}}`` (flat, for that one
-tool) is accepted too; there ``expected_skill`` may be left out, and then which skill the model
-loads is not scored (the case measures the call alone).
+The simple (seed) shape ``{"user", "tool", "expected_params": {argument: value}}`` (flat, for
+that one tool) is accepted too; there ``expected_skill`` may be left out, and then which skill
+the model loads is not scored (the case measures the call alone). A skill case in that shape
+has no ``tool``: its flat ``expected_params`` are the load's own, ``{"skill": name, "docs"?:
+[...], …}`` — ``skill`` is the expected skill, ``docs`` the expected docs, and any other
+argument is matched against the ``skill_load`` call. Claude Code's ``Skill`` tool is traced as
+``skill_load`` (the tool styles map calls back to the contract), so ``Skill`` in ``tool`` or in
+``expected_params`` means ``skill_load``.
+
+``expected_answer`` checks the final answer (:mod:`skillshelf.evals.rubric`: ``contains``,
+``regex``, ``json_schema``, ``ignore_case``).
 
 A case without an ``id`` gets ``case-NNN`` (its position). Unknown keys are errors (a
 misspelt ``expected_docs`` would otherwise be ignored).
@@ -34,7 +42,13 @@ from typing import Any, Final, Literal
 from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
 
 from skillshelf.core.search import closest_names
-from skillshelf.errors import FileAccessError, SkillshelfError, unknown_skill_message
+from skillshelf.errors import (
+    FileAccessError,
+    MissingExtraError,
+    SkillshelfError,
+    unknown_skill_message,
+)
+from skillshelf.evals.rubric import AnswerRubric, check_schema
 from skillshelf.tools import ALL_TOOLS
 
 __all__ = [
@@ -60,6 +74,8 @@ _ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}")  # it names trace files
 _TOOL_NAME = re.compile(r"[A-Za-z0-9_-]{1,64}")  # what providers accept as a tool name
 _TOOL_SPEC = re.compile(r"[A-Za-z_][\w.]*:[A-Za-z_]\w*")
 UNSCORED: Final = "*"  # expected_skill of a simple-shape case that does not name one
+# Claude Code's tool, as a case may name it: traced under the contract's name.
+_TOOL_ALIASES: Final = {"Skill": "skill_load"}
 
 
 @dataclass(frozen=True, slots=True)
@@ -83,6 +99,7 @@ class EvalCase:
         expected_docs: Normalised paths, relative to the expected skill's folder.
         expected_params: ``{tool: {argument: value}}`` to match against the model's calls.
         tools: User tools the case offers: ``package.module:name`` specs and stubs.
+        expected_answer: Checks on the final answer, None when it is not checked.
         note: Free text for people.
         scores_trigger: Whether the skill the model loads is scored (False for a
             simple-shape case without ``expected_skill``; ``expected_skill`` is then None).
@@ -94,6 +111,7 @@ class EvalCase:
     expected_docs: tuple[str, ...] = ()
     expected_params: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
     tools: tuple[str | StubTool, ...] = ()
+    expected_answer: AnswerRubric | None = None
     note: str | None = None
     scores_trigger: bool = True
 
@@ -173,6 +191,50 @@ def _tool_item(number: int, item: Any) -> str | _StubIn:
         raise ValueError(f"tool {number}, {where}: {message}") from None
 
 
+class _AnswerIn(BaseModel):
+    """An ``expected_answer`` as a case writes it."""
+
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+    contains: str | list[str] = []
+    regex: str | None = None
+    json_schema: dict[str, Any] | None = None
+    ignore_case: bool = False
+
+    @field_validator("contains")
+    @classmethod
+    def _strings_not_empty(cls, value: str | list[str]) -> str | list[str]:
+        if any(not text for text in ([value] if isinstance(value, str) else value)):
+            raise ValueError("an empty string is in every answer: give words to look for")
+        return value
+
+    @field_validator("regex")
+    @classmethod
+    def _regex_compiles(cls, value: str | None) -> str | None:
+        if value is not None:
+            try:
+                re.compile(value)
+            except re.error as exc:
+                raise ValueError(f"not a valid regular expression: {exc}") from None
+        return value
+
+    @field_validator("json_schema")
+    @classmethod
+    def _schema_is_valid(cls, value: dict[str, Any] | None) -> dict[str, Any] | None:
+        if value is not None:
+            try:
+                problem = check_schema(value)
+            except MissingExtraError as exc:
+                raise ValueError(str(exc)) from None
+            if problem is not None:
+                raise ValueError(f"not a valid JSON Schema: {problem}")
+        return value
+
+    def rubric(self) -> AnswerRubric:
+        contains = [self.contains] if isinstance(self.contains, str) else self.contains
+        return AnswerRubric(tuple(contains), self.regex, self.json_schema, self.ignore_case)
+
+
 class _CaseIn(BaseModel):
     """The accepted shape of one case, before ids are assigned."""
 
@@ -183,8 +245,16 @@ class _CaseIn(BaseModel):
     expected_docs: list[str] = []
     expected_params: dict[str, dict[str, Any]] = {}
     tools: list[Any] = []
+    expected_answer: _AnswerIn | None = None
     note: str | None = None
     id: str | None = None
+
+    @field_validator("expected_answer")
+    @classmethod
+    def _checks_something(cls, value: _AnswerIn | None) -> _AnswerIn | None:
+        if value is not None and not (value.contains or value.regex or value.json_schema):
+            raise ValueError("give contains, regex or json_schema (or leave expected_answer out)")
+        return value
 
     @field_validator("tools")
     @classmethod
@@ -330,18 +400,58 @@ def _yaml_lines(node: Any, count: int) -> list[int | None]:
 
 
 def _simple_shape(raw: dict[str, Any]) -> dict[str, Any]:
-    """``{"user", "tool", "expected_params": {argument: value}}`` → the full shape."""
+    """``{"user", "tool"?, "expected_params": {argument: value}}`` → the full shape.
+
+    Raises:
+        ValueError: A flat ``expected_params`` that names neither its tool nor a skill, or a
+            ``skill`` in it that contradicts ``expected_skill``.
+    """
     if "user" not in raw and "tool" not in raw:
         return raw
     out = dict(raw)
     if "user" in out:
         out.setdefault("query", out.pop("user"))
     tool = out.pop("tool", None)
+    params = out.get("expected_params", {})
     if tool is not None:
-        params = out.get("expected_params", {})
-        out["expected_params"] = {tool: params} if isinstance(tool, str) else params
+        tool = _TOOL_ALIASES.get(tool, tool)
+        out["expected_params"] = {tool: params}
         out.setdefault("expected_skill", UNSCORED)
+    elif isinstance(params, dict) and isinstance(params.get("skill"), str):
+        out.update(_skill_case(out, dict(params)))
+    elif isinstance(params, dict) and any(not isinstance(v, dict) for v in params.values()):
+        raise ValueError(
+            "flat expected_params need the tool they are for: add tool, or give skill "
+            "(the skill to load) for a skill case"
+        )
     return out
+
+
+def _skill_case(case: dict[str, Any], params: dict[str, Any]) -> dict[str, Any]:
+    """A seed-shape skill case: its flat load parameters as expected skill, docs and params."""
+    skill = params.pop("skill")
+    if case.get("expected_skill", skill) != skill:
+        raise ValueError(
+            f"expected_params.skill {skill!r} and expected_skill "
+            f"{case['expected_skill']!r} disagree: keep one"
+        )
+    docs = params.pop("docs", [])
+    out: dict[str, Any] = {
+        "expected_skill": skill,
+        "expected_docs": [
+            *case.get("expected_docs", []),
+            *(docs if isinstance(docs, list) else [docs]),
+        ],
+        "expected_params": {"skill_load": params} if params else {},
+    }
+    return out
+
+
+def _aliased(params: Any) -> Any:
+    """``expected_params`` with Claude Code's tool names as the contract's."""
+    if not isinstance(params, dict) or not any(name in params for name in _TOOL_ALIASES):
+        return params
+    return {_TOOL_ALIASES.get(name, name): value for name, value in params.items()}
 
 
 def _validate(raw: Any, index: int, where: str, problems: list[CaseProblem]) -> EvalCase | None:
@@ -351,7 +461,12 @@ def _validate(raw: Any, index: int, where: str, problems: list[CaseProblem]) -> 
     if not isinstance(raw.get("tool", ""), str):
         problems.append(CaseProblem(where, "tool", "must be the name of one tool"))
         return None
-    raw = _simple_shape(raw)
+    try:
+        raw = _simple_shape(raw)
+    except ValueError as exc:
+        problems.append(CaseProblem(where, "expected_params", str(exc)))
+        return None
+    raw = {**raw, "expected_params": _aliased(raw.get("expected_params", {}))}
     try:
         parsed = _CaseIn.model_validate(raw)
     except ValidationError as exc:
@@ -374,6 +489,7 @@ def _validate(raw: Any, index: int, where: str, problems: list[CaseProblem]) -> 
         expected_docs=tuple(parsed.expected_docs),
         expected_params=parsed.expected_params,
         tools=tools,
+        expected_answer=parsed.expected_answer.rubric() if parsed.expected_answer else None,
         note=parsed.note,
         scores_trigger=scores_trigger,
     )
@@ -384,10 +500,12 @@ def _problem(where: str, error: Any) -> CaseProblem:
     kind = error["type"]
     if kind == "missing" and location == "expected_skill":
         message = "missing: give the skill's name, or null for a query that must load no skill"
+    elif kind == "extra_forbidden" and (location or "").startswith("expected_answer."):
+        message = "unknown key; expected_answer has contains, regex, json_schema and ignore_case"
     elif kind == "extra_forbidden":
         message = (
             "unknown key; a case has query (or user), expected_skill, expected_docs, "
-            "expected_params, tool, tools, note and id"
+            "expected_params, expected_answer, tool, tools, note and id"
         )
     else:
         message = str(error["msg"]).removeprefix("Value error, ")

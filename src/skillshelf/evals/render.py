@@ -58,9 +58,13 @@ def report_sections(report: EvalReport, diff: ReportDiff | None = None) -> list[
         _confusion(report),
         _cases(report),
     ]
+    if any(c.answer_problems for c in report.cases):
+        parts.append(_answers(report))
     if report.errored:
         rows = tuple((o.case_id, str(o.run), o.error or "") for o in report.errored)
         parts.append(Section("Errored runs", ("case", "run", "error"), rows))
+    if report.notes:
+        parts.append(Section("Notes", (), (), report.notes))
     if diff is not None:
         parts.append(_diff(diff))
     return parts
@@ -83,10 +87,18 @@ def _summary(report: EvalReport) -> Section:
         ("macro F1", fmt(s.macro_f1)),
         ("false-trigger rate", fmt_rate(s.false_trigger)),
         ("parameter accuracy", fmt_rate(s.param_accuracy)),
+        ("answer accuracy", fmt_rate(s.answer_accuracy)),
+        ("expected skill visible", _visible(s.visible, s.hidden)),
         ("avg steps per run", fmt(s.avg_steps)),
         ("avg tokens per run", tokens),
     )
     return Section("Summary", ("metric", "value"), rows)
+
+
+def _visible(rate: Rate, hidden: int) -> str:
+    """``0.90 (9/10), 1 hidden``: runs whose first request showed the expected skill with
+    its description, and those that could not have found it."""
+    return fmt_rate(rate) + (f", {hidden} hidden" if hidden else "")
 
 
 def _skills(report: EvalReport) -> Section:
@@ -126,7 +138,9 @@ def _cases(report: EvalReport) -> Section:
             c.case.id,
             (c.case.expected_skill or NONE_LABEL) if c.case.scores_trigger else "(not scored)",
             _predictions(c.predicted),
+            DASH if c.visibility is None else c.visibility.label(),
             DASH if c.params_ok is None else f"{c.params_ok}/{c.scored}",
+            DASH if c.answers_ok is None else f"{c.answers_ok}/{c.scored}",
             f"{c.passed}/{c.scored}",
             c.status,
         )
@@ -135,8 +149,25 @@ def _cases(report: EvalReport) -> Section:
     notes: tuple[str, ...] = ()
     if report.flaky:
         notes = ("flaky cases: " + ", ".join(c.case.id for c in report.flaky),)
-    headers = ("case", "expected", "loaded first (runs)", "params", "passed", "status")
+    headers = (
+        "case",
+        "expected",
+        "loaded first (runs)",
+        "visible",
+        "params",
+        "answer",
+        "passed",
+        "status",
+    )
     return Section("Cases", headers, rows, notes)
+
+
+def _answers(report: EvalReport) -> Section:
+    """Why answers failed their rubric: the first failing run of each case."""
+    rows = tuple(
+        (c.case.id, "; ".join(c.answer_problems)) for c in report.cases if c.answer_problems
+    )
+    return Section("Answers that failed their rubric", ("case", "what failed"), rows)
 
 
 def _predictions(predicted: Sequence[str | None]) -> str:

@@ -24,8 +24,16 @@ and listed, and enter no metric):
   ``skill_select_docs`` ``docs``, ``include_all_docs``, ``skill_read_file`` paths — asking is
   enough) and, for each tool in ``expected_params``, at least one call of it has every expected
   argument with an equal value (mappings match as subsets).
-* A run **passes** when its prediction is the expected skill (a null case: nothing loaded) and
-  its parameters match (when the case has expectations). A simple-shape case without
+* **answer accuracy**: over runs of cases with ``expected_answer``, the share whose final
+  answer passes every check of the rubric (:mod:`~skillshelf.evals.rubric`).
+* **visible**: over runs of cases expecting a skill, the share whose first request showed
+  that skill with its description (whole or trimmed), in the catalog or in the block of
+  skills relevant to the message (:mod:`~skillshelf.evals.visibility`). A run where the
+  skill was not visible and ``skill_search`` was not offered (or no load tool was) is
+  **hidden**: no model could choose the skill for what it does; the report says so.
+* A run **passes** when its prediction is the expected skill (a null case: nothing loaded),
+  its parameters match (when the case has expectations) and its answer passes the rubric
+  (when the case has one). A simple-shape case without
   ``expected_skill`` scores only its parameters: it enters no trigger metric (per-skill
   scores, false-trigger rate, confusion matrix). A case is ``pass`` when all its
   scored runs pass, ``fail`` when none does, ``flaky`` in between, ``error`` when no run
@@ -43,6 +51,7 @@ from typing import Any, Final, Literal
 
 from skillshelf.evals.cases import EvalCase
 from skillshelf.evals.runner import RunOutcome
+from skillshelf.evals.visibility import Visibility
 
 __all__ = [
     "NONE_LABEL",
@@ -53,6 +62,7 @@ __all__ = [
     "Rate",
     "SkillScore",
     "Summary",
+    "answer_matches",
     "build_report",
     "case_status",
     "params_match",
@@ -151,6 +161,9 @@ class CaseResult:
     passed: int
     predicted: tuple[str | None, ...]
     params_ok: int | None = None
+    answers_ok: int | None = None
+    visibility: Visibility | None = None
+    answer_problems: tuple[str, ...] = ()
 
     @property
     def status(self) -> CaseStatus:
@@ -176,6 +189,12 @@ class CaseResult:
             "status": self.status,
             "predicted": list(self.predicted),
             "params_matched": self.params_ok,
+            "expected_answer": (
+                self.case.expected_answer.to_json() if self.case.expected_answer else None
+            ),
+            "answers_matched": self.answers_ok,
+            "answer_problems": list(self.answer_problems),
+            "visible": self.visibility.to_json() if self.visibility is not None else None,
         }
 
 
@@ -191,6 +210,9 @@ class Summary:
     macro_f1: float | None
     false_trigger: Rate
     param_accuracy: Rate
+    answer_accuracy: Rate
+    visible: Rate
+    hidden: int
     avg_steps: float | None
     avg_input_tokens: float | None
     avg_output_tokens: float | None
@@ -211,6 +233,9 @@ class Summary:
             "false_trigger_rate": self.false_trigger_rate,
             "false_trigger": self.false_trigger.to_json(),
             "param_accuracy": self.param_accuracy.to_json(),
+            "answer_accuracy": self.answer_accuracy.to_json(),
+            "visible": self.visible.to_json(),
+            "hidden_runs": self.hidden,
             "avg_steps": self.avg_steps,
             "avg_input_tokens": self.avg_input_tokens,
             "avg_output_tokens": self.avg_output_tokens,
@@ -230,6 +255,7 @@ class EvalReport:
     cases: tuple[CaseResult, ...]
     outcomes: tuple[RunOutcome, ...]
     meta: Mapping[str, Any] = field(default_factory=dict)
+    notes: tuple[str, ...] = ()
 
     @property
     def flaky(self) -> tuple[CaseResult, ...]:
@@ -250,6 +276,7 @@ class EvalReport:
             "confusion": self.confusion.to_json(),
             "cases": [c.to_json() for c in self.cases],
             "flaky_cases": [c.case.id for c in self.flaky],
+            "notes": list(self.notes),
             "runs": [o.to_json() for o in self.outcomes],
         }
 
@@ -285,6 +312,19 @@ def _subset(expected: Mapping[str, Any], actual: Mapping[str, Any]) -> bool:
     return True
 
 
+def answer_matches(case: EvalCase, outcome: RunOutcome) -> bool | None:
+    """Whether the run's final answer passes the case's rubric; None without one."""
+    return None if case.expected_answer is None else not _answer_problems(case, outcome)
+
+
+def _answer_problems(case: EvalCase, outcome: RunOutcome) -> tuple[str, ...]:
+    if case.expected_answer is None:
+        return ()
+    if outcome.answer is None:
+        return ("no final answer",)
+    return case.expected_answer.check(outcome.answer)
+
+
 def _trigger_ok(case: EvalCase, outcome: RunOutcome) -> bool:
     if not case.scores_trigger:
         return True
@@ -294,8 +334,13 @@ def _trigger_ok(case: EvalCase, outcome: RunOutcome) -> bool:
 
 
 def run_passes(case: EvalCase, outcome: RunOutcome) -> bool:
-    """The run predicted the expected skill (or none) and matched the parameters."""
-    return _trigger_ok(case, outcome) and params_match(case, outcome) is not False
+    """The run predicted the expected skill (or none), matched the parameters and passed the
+    answer rubric (each when the case has one)."""
+    return (
+        _trigger_ok(case, outcome)
+        and params_match(case, outcome) is not False
+        and answer_matches(case, outcome) is not False
+    )
 
 
 def case_status(scored: int, passed: int) -> CaseStatus:
@@ -326,20 +371,23 @@ def build_report(
     pairs = [(c, o) for c in cases for o in by_case[c.id] if o.error is None]
     triggers = [(c, o) for c, o in pairs if c.scores_trigger]
     skills = _skill_scores(triggers)
+    summary = _summary(pairs, skills, len(outcomes))
     return EvalReport(
         model=model,
         runs_per_case=runs_per_case,
-        summary=_summary(pairs, skills, len(outcomes)),
+        summary=summary,
         skills=skills,
         confusion=_confusion([c for c in cases if c.scores_trigger], triggers),
         cases=tuple(_case_result(c, by_case[c.id]) for c in cases),
         outcomes=outcomes,
         meta=dict(meta or {}),
+        notes=_notes(pairs),
     )
 
 
 def _case_result(case: EvalCase, outcomes: Sequence[RunOutcome]) -> CaseResult:
     scored = [o for o in outcomes if o.error is None]
+    failed = (p for o in scored if (p := _answer_problems(case, o)))
     return CaseResult(
         case=case,
         runs=len(outcomes),
@@ -351,6 +399,14 @@ def _case_result(case: EvalCase, outcomes: Sequence[RunOutcome]) -> CaseResult:
             if case.has_param_expectations
             else None
         ),
+        answers_ok=(
+            sum(answer_matches(case, o) is True for o in scored)
+            if case.expected_answer is not None
+            else None
+        ),
+        # The first request is the same in every run (the same settings and skills): one says it.
+        visibility=next((o.visibility for o in outcomes if o.visibility is not None), None),
+        answer_problems=next(failed, ()),
     )
 
 
@@ -382,6 +438,8 @@ def _summary(
 ) -> Summary:
     null_runs = [o for c, o in pairs if c.expected_skill is None and c.scores_trigger]
     param_runs = [params_match(c, o) for c, o in pairs if c.has_param_expectations]
+    answer_runs = [answer_matches(c, o) for c, o in pairs if c.expected_answer is not None]
+    seen = [o.visibility for c, o in pairs if c.expected_skill and o.visibility is not None]
     reported = [o.usage for _, o in pairs if o.usage is not None]
     return Summary(
         runs=runs,
@@ -392,6 +450,9 @@ def _summary(
         macro_f1=_mean(s.f1 for s in skills if s.runs),
         false_trigger=Rate(sum(bool(o.loaded) for o in null_runs), len(null_runs)),
         param_accuracy=Rate(sum(p is True for p in param_runs), len(param_runs)),
+        answer_accuracy=Rate(sum(a is True for a in answer_runs), len(answer_runs)),
+        visible=Rate(sum(v.visible for v in seen), len(seen)),
+        hidden=sum(v.hidden for v in seen),
         avg_steps=_mean(o.steps for _, o in pairs),
         avg_input_tokens=_mean(u.input_tokens for u in reported),
         avg_output_tokens=_mean(u.output_tokens for u in reported),
@@ -409,6 +470,32 @@ def _confusion(
     return Confusion(
         rows=(*expected, NONE_LABEL), columns=(*columns, NONE_LABEL), counts=dict(counts)
     )
+
+
+def _notes(pairs: Sequence[tuple[EvalCase, RunOutcome]]) -> tuple[str, ...]:
+    """What the report must say about the settings: cases whose expected skill the model
+    could not choose for what it does."""
+    seen = [(c, o.visibility) for c, o in pairs if c.expected_skill and o.visibility is not None]
+    unloadable = sorted({c.id for c, v in seen if v.load_tool is None})
+    unfindable = sorted({c.id for c, v in seen if v.load_tool and v.hidden})
+    notes = []
+    if unloadable:
+        notes.append(
+            f"{len(unloadable)} case(s) ran without a tool to load a skill (neither "
+            f"skill_load nor Skill was offered): {_ids(unloadable)}"
+        )
+    if unfindable:
+        notes.append(
+            f"{len(unfindable)} case(s): the first request did not show the expected skill "
+            "with its description and did not offer skill_search, so the model could only "
+            f"guess from names; these settings hide it: {_ids(unfindable)}"
+        )
+    return tuple(notes)
+
+
+def _ids(ids: Sequence[str], shown: int = 10) -> str:
+    more = f" and {len(ids) - shown} more" if len(ids) > shown else ""
+    return ", ".join(ids[:shown]) + more
 
 
 # -- thresholds ------------------------------------------------------------------------------

@@ -5,7 +5,9 @@ never see each other's loads) with the full catalog and the caller's agent optio
 defaults unless given), plus the user tools the case offers, sending the case's query as the
 only user message. What the run did is read from its decision trace (the
 same records ``--out`` saves): each model step, each tool call with its step, validated
-arguments and graded status, and the tokens each reply reported.
+arguments and graded status, the tokens each reply reported, the final answer, and how the
+first request showed the expected skill (:mod:`~skillshelf.evals.visibility`, read from the
+request exactly as the model received it).
 
 Only calls the *model* made count (a query that starts with ``/skill`` loads that skill as a
 slash command, which is the user's choice, not the model's). A run whose model or loop failed
@@ -27,8 +29,9 @@ import anyio
 
 from skillshelf.agent.results import DEFAULT_INSTRUCTIONS, DEFAULT_MAX_STEPS
 from skillshelf.errors import SkillshelfError
+from skillshelf.evals.visibility import Visibility, visibility_of
 from skillshelf.harness import Trace
-from skillshelf.models import Model, ModelAuthError, Usage
+from skillshelf.models import Model, ModelAuthError, ModelRequest, ModelResponse, TextSink, Usage
 
 if TYPE_CHECKING:
     from skillshelf.agent.results import RetryPolicy
@@ -37,6 +40,7 @@ if TYPE_CHECKING:
     from skillshelf.tools import Tool
 
 __all__ = [
+    "ANSWER_CHARS",
     "DEFAULT_ABORT_AFTER",
     "DEFAULT_CONCURRENCY",
     "EvalAbortedError",
@@ -53,6 +57,8 @@ DEFAULT_CONCURRENCY: Final = 4
 # A dead server or a wrong model name fails every run the same way, each after its retries;
 # this many failures before any success stop the eval instead of grinding through all cases.
 DEFAULT_ABORT_AFTER: Final = 5
+# Of a run's final answer, kept in its trace and report (rubrics check this much).
+ANSWER_CHARS: Final = 20_000
 
 
 @dataclass(frozen=True, slots=True)
@@ -93,6 +99,10 @@ class RunOutcome:
         steps: Model requests that got a reply.
         usage: Tokens summed over the replies that reported them; None when none did.
         error: ``"ErrorType: message"`` when the run failed, else None.
+        answer: The final answer (its first :data:`ANSWER_CHARS` characters); None when the
+            run ended without one.
+        visibility: How the first request showed the expected skill; None for a case that
+            expects none, or a run that sent no request.
     """
 
     case_id: str
@@ -101,6 +111,8 @@ class RunOutcome:
     steps: int = 0
     usage: Usage | None = None
     error: str | None = None
+    answer: str | None = None
+    visibility: Visibility | None = None
 
     @property
     def loads(self) -> tuple[tuple[str, int], ...]:
@@ -164,6 +176,8 @@ class RunOutcome:
             "steps": self.steps,
             "usage": self.usage.to_json() if self.usage is not None else None,
             "error": self.error,
+            "answer": self.answer,
+            "visible": self.visibility.to_json() if self.visibility is not None else None,
         }
 
 
@@ -174,6 +188,8 @@ def outcome_from_records(
     calls: list[ToolUse] = []
     steps = 0
     usage: Usage | None = None
+    answer: str | None = None
+    visibility: Visibility | None = None
     for record in records:
         kind = record.get("type")
         if kind == "model":
@@ -186,7 +202,11 @@ def outcome_from_records(
             arguments = _arguments(record.get("arguments"))
             step = int(record.get("step") or 0)
             calls.append(ToolUse(step, str(record["tool"]), arguments, str(record["status"])))
-    return RunOutcome(case_id, run, tuple(calls), steps, usage, error)
+        elif kind == "eval_answer" and isinstance(record.get("text"), str):
+            answer = record["text"]
+        elif kind == "eval_view" and isinstance(record.get("visible"), Mapping):
+            visibility = Visibility.from_json(record["visible"])
+    return RunOutcome(case_id, run, tuple(calls), steps, usage, error, answer, visibility)
 
 
 def _arguments(value: Any) -> Mapping[str, Any]:
@@ -338,6 +358,35 @@ def case_tools(case: EvalCase) -> list[Tool]:
     return tools
 
 
+class _FirstRequest:
+    """The run's model, keeping the first request it is sent (what the model saw first)."""
+
+    def __init__(self, model: Model) -> None:
+        self.model = model
+        self.first: ModelRequest | None = None
+
+    @property
+    def name(self) -> str:
+        return self.model.name
+
+    async def complete(
+        self, request: ModelRequest, *, on_text: TextSink | None = None
+    ) -> ModelResponse:
+        if self.first is None:
+            self.first = request
+        return await self.model.complete(request, on_text=on_text)
+
+
+def _record_view(
+    trace: _RecordingTrace, case: EvalCase, repo: Repository, first: ModelRequest | None
+) -> None:
+    skill = repo.find(case.expected_skill) if case.expected_skill else None
+    if first is None or skill is None:
+        return
+    seen = visibility_of(first, skill.name, skill.description)
+    trace.record("eval_view", skill=skill.name, visible=seen.to_json())
+
+
 async def _run_one(
     case: EvalCase,
     run: int,
@@ -351,11 +400,13 @@ async def _run_one(
     target = trace_dir / f"{case.id}-run{run}.jsonl" if trace_dir is not None else io.StringIO()
     trace = _RecordingTrace(target)
     error: str | None = None
+    watched = _FirstRequest(model)
     try:
         trace.record("eval", case=case.id, run=run, expected_skill=case.expected_skill)
         tools = [*options.get("tools", ()), *case_tools(case)]
-        agent = Agent(model, repo, **{**options, "tools": tools, "trace": trace})
-        await agent.run(case.query, session_id=f"eval-{case.id}-run{run}")
+        agent = Agent(watched, repo, **{**options, "tools": tools, "trace": trace})
+        result = await agent.run(case.query, session_id=f"eval-{case.id}-run{run}")
+        trace.record("eval_answer", chars=len(result.output), text=result.output[:ANSWER_CHARS])
     except ModelAuthError:
         raise
     except SkillshelfError as exc:  # the agent gave up (max steps, a failing provider)
@@ -364,5 +415,6 @@ async def _run_one(
         logger.exception("eval run %s of case %r failed", run, case.id)
         error = f"{type(exc).__name__}: {exc}"
     finally:
+        _record_view(trace, case, repo, watched.first)
         trace.close()
     return outcome_from_records(case.id, run, trace.records, error)
