@@ -3,6 +3,7 @@ scenario the ``improve`` tests run end to end with ``baseline:search`` as the ev
 
 from __future__ import annotations
 
+import itertools
 import json
 from collections.abc import Sequence
 from pathlib import Path
@@ -97,6 +98,27 @@ def make_catalog(root: Path) -> Path:
         else:
             make_skill(skills, name, description)
     return skills
+
+
+# Hobbies: words no case uses, so padding skills change the catalog, not the right answers.
+_HOBBIES = (  # noqa: SIM905 - a long word list reads best as one string
+    "garden recipe bicycle violin pottery sailing knitting chess hiking birding baking camping "
+    "fishing painting yoga tennis skiing rowing climbing surfing dancing singing poetry "
+    "cycling brewing quilting origami juggling archery fencing"
+).split()
+
+
+def pad_catalog(skills: Path, count: int) -> None:
+    """Add ``count`` skills about hobbies (up to 870), as a large real collection would: the
+    catalog no longer shows every description in full at the default budget."""
+    pairs = itertools.islice(itertools.permutations(_HOBBIES, 2), count)
+    for i, (a, b) in enumerate(pairs):
+        make_skill(
+            skills,
+            f"hobby-{i:03d}-{a}",
+            f"Plans {a} sessions and {b} outings for families. Use when the user asks about "
+            f"{a} with {b} or weekend {a} ideas.",
+        )
 
 
 def write_cases(path: Path, cases: Sequence[dict[str, Any]] = CASES) -> Path:

@@ -89,7 +89,11 @@ def test_without_jsonschema_a_schema_rubric_names_the_extra(
     monkeypatch.setitem(sys.modules, "jsonschema", None)
     with pytest.raises(MissingExtraError, match="'evals' extra"):
         AnswerRubric(json_schema={"type": "object"}).check("{}")
-    case: dict[str, Any] = {"query": "q", "expected_skill": None, "expected_answer": {"json_schema": {}}}
+    case: dict[str, Any] = {
+        "query": "q",
+        "expected_skill": None,
+        "expected_answer": {"json_schema": {}},
+    }
     with pytest.raises(CasesError, match="needs the 'jsonschema' package, from the 'evals'"):
         parse_cases(json.dumps([case]), "json")
 

@@ -5,10 +5,11 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import anyio
 import pytest
-from improve_scenario import BAD, CASES, GOOD, GREEDY, make_catalog, proposer
+from improve_scenario import BAD, CASES, GOOD, GREEDY, make_catalog, pad_catalog, proposer
 
 from skillshelf.errors import UsageError
 from skillshelf.evals.cases import EvalCase, parse_cases
@@ -16,6 +17,7 @@ from skillshelf.evals.improve import improve_descriptions
 from skillshelf.evals.improve_render import render_text
 from skillshelf.evals.improve_result import ImproveError, ImproveResult
 from skillshelf.evals.split import split_cases
+from skillshelf.models import ModelRequest
 from skillshelf.models.baseline import SearchBaselineModel
 from skillshelf.repository import Repository
 from skillshelf.testing import ScriptedModel
@@ -203,3 +205,28 @@ def test_a_skill_md_that_is_not_utf8_is_left_alone_without_a_crash(tmp_path: Pat
     assert proposal.reason.startswith("not applied: cannot edit this SKILL.md safely")
     assert result.changes == ()
     assert skill_md.read_bytes() == raw
+
+
+def test_the_agent_options_apply_before_and_after_each_proposal(tmp_path: Path) -> None:
+    skills = make_catalog(tmp_path)
+    pad_catalog(skills, 131)
+    offered: list[list[str]] = []
+
+    class Watching(SearchBaselineModel):
+        async def complete(self, request: ModelRequest, **kwargs: Any) -> Any:
+            offered.append([tool.name for tool in request.tools])
+            return await super().complete(request, **kwargs)
+
+    options = {"tool_style": "claude-code", "catalog_budget": 3000, "catalog_format": "markdown"}
+    result = anyio.run(
+        lambda: improve_descriptions(
+            parse_cases(json.dumps(CASES), "json"),
+            Repository([skills], cache_dir=False),
+            Watching(),
+            proposer=proposer(GOOD),
+            agent_options=options,
+        )
+    )
+    assert [(p.skill, p.kept) for p in result.proposals] == [("docfill", True)]
+    assert len(offered) >= 2 * len(CASES)  # every case, before and after the proposal
+    assert all("Skill" in tools and "skill_load" not in tools for tools in offered)

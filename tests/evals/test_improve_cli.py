@@ -6,8 +6,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner, Result
-from improve_scenario import BAD, CASES, GOOD, make_catalog, write_cases
+from improve_scenario import BAD, CASES, GOOD, make_catalog, pad_catalog, write_cases
 
 from skillshelf.cli import main
 
@@ -41,6 +42,32 @@ def test_json_report_has_both_splits_and_the_diff_and_nothing_is_written(tmp_pat
         assert document["summary"][split]["after"]["macro_recall"] == 1.0
     assert f"+description: {GOOD}" in document["diff"]
     assert BAD in (tmp_path / "skills" / "docfill" / "SKILL.md").read_text(encoding="utf-8")
+
+
+@pytest.mark.parametrize(
+    "settings",
+    [
+        pytest.param([], id="defaults"),
+        pytest.param(["--catalog-budget", "3000"], id="names-only-xml"),
+        pytest.param(["--catalog-budget", "3000", "--relevant-skills", "0"], id="search-first"),
+        pytest.param(["--catalog-format", "markdown", "--catalog-budget", "3000"], id="markdown"),
+        pytest.param(["--catalog-placement", "reminder"], id="reminder"),
+        pytest.param(["--tool-style", "claude-code"], id="claude-code"),
+    ],
+)
+def test_a_rewrite_kept_on_three_skills_is_kept_among_134_with_the_agents_settings(
+    tmp_path: Path, settings: list[str]
+) -> None:
+    verdicts = []
+    for padding in (0, 131):
+        folder = tmp_path / str(padding)
+        args = common(folder)
+        pad_catalog(folder / "skills", padding)
+        proposer = script(folder, f"<description>{GOOD}</description>")
+        result = invoke(*args, "--proposer", f"scripted:{proposer}", *settings, "--json")
+        assert result.exit_code == 0, result.output
+        verdicts.append([(p["skill"], p["kept"]) for p in json.loads(result.stdout)["proposals"]])
+    assert verdicts[0] == verdicts[1] == [("docfill", True)]
 
 
 def test_write_applies_the_kept_change(tmp_path: Path) -> None:

@@ -19,12 +19,21 @@ from skillshelf.cli._common import F, exec_options, open_executor
 from skillshelf.cli._settings import settings_options, settings_values
 from skillshelf.exec.workspace import ExecPolicy
 
-__all__ = ["agent_options", "agent_settings"]
+__all__ = ["AGENT_SETTINGS", "CATALOG_SETTINGS", "agent_options", "agent_settings"]
 
 _DEFAULT_RETRIES = RetryPolicy().max_retries
 _DEFAULT_EXEC_TIMEOUT_S = ExecPolicy().default_timeout_s
 
 
+# What the model is shown of the skills: the catalog, the relevant-skills block and the tools.
+# improve takes these too, so it judges a description as the agent would show it.
+CATALOG_SETTINGS: Final = (
+    "catalog_format",
+    "catalog_budget",
+    "catalog_placement",
+    "relevant_skills",
+    "tool_style",
+)
 # The harness settings chat and eval offer as flags (cli/_settings.py declares each once).
 AGENT_SETTINGS: Final = (
     "instructions",
@@ -36,12 +45,8 @@ AGENT_SETTINGS: Final = (
     "tools",
     "tool_timeout_s",
     "tool_retries",
-    "catalog_format",
-    "catalog_budget",
-    "catalog_placement",
-    "relevant_skills",
+    *CATALOG_SETTINGS,
     "placement",
-    "tool_style",
     "enforce_allowed_tools",
 )
 

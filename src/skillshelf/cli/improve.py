@@ -14,7 +14,9 @@ from typing import Any
 import click
 
 from skillshelf.agent.results import DEFAULT_MAX_STEPS
+from skillshelf.cli._agent import CATALOG_SETTINGS
 from skillshelf.cli._common import emit_json, model_options, repo_from, root_options, usage_fail
+from skillshelf.cli._settings import settings_options, settings_values
 from skillshelf.evals.split import DEFAULT_HOLDOUT
 
 __all__ = ["improve"]
@@ -72,6 +74,7 @@ __all__ = ["improve"]
     help="Apply the kept changes to the SKILL.md files (only the description).",
 )
 @click.option("--json", "as_json", is_flag=True, help="Print the report and the diff as JSON.")
+@settings_options(*CATALOG_SETTINGS)
 def improve(
     cases_path: Path,
     model_spec: str,
@@ -95,7 +98,9 @@ def improve(
     into a training and a held-out split within each expected skill. Every case runs through
     the agent loop with --model; for each skill with a training failure, the --proposer model
     is shown those failures and proposes a new description; it is kept only if that skill's
-    F1 on the held-out split rises and no other skill's held-out F1 falls. Prints the
+    F1 on the held-out split rises and no other skill's held-out F1 falls. Both the current
+    and the proposed descriptions are judged with the catalog options given here (format,
+    budget, placement, relevant skills, tool style), as the agent will show them. Prints the
     before/after report of both splits and a unified diff of the SKILL.md files; --write
     applies it (nothing but the description value changes).
 
@@ -105,6 +110,7 @@ def improve(
     from skillshelf.evals.cases import CasesError, check_cases, load_cases
 
     repo = repo_from(kwargs)
+    shown = settings_values(kwargs, CATALOG_SETTINGS)
     try:
         cases = load_cases(cases_path)
         check_cases(
@@ -122,7 +128,15 @@ def improve(
         usage_fail("baseline:search cannot write descriptions: pass --proposer SPEC")
     model, proposer = _models(model_spec, proposer_spec, base_url, api_key_env)
     result = _run(
-        cases, repo, model, proposer, holdout, seed, skills, attempts, runs, concurrency, max_steps
+        cases,
+        repo,
+        model,
+        proposer,
+        holdout,
+        seed,
+        skills,
+        (attempts, runs, concurrency, max_steps),
+        shown,
     )
     here = os.getcwd()
     if as_json:
@@ -157,10 +171,8 @@ def _run(
     holdout: float,
     seed: str,
     skills: tuple[str, ...],
-    attempts: int,
-    runs: int,
-    concurrency: int,
-    max_steps: int,
+    counts: tuple[int, int, int, int],
+    shown: dict[str, Any],
 ) -> Any:
     import anyio
 
@@ -168,6 +180,7 @@ def _run(
 
     # Errors of the models (ProposerError, EvalAbortedError, ModelAuthError) exit 1 with their
     # message, like every library error (skillshelf.cli.errors); UsageError exits 2.
+    attempts, runs, concurrency, max_steps = counts
     return anyio.run(
         lambda: improve_descriptions(
             cases,
@@ -181,5 +194,6 @@ def _run(
             runs=runs,
             concurrency=concurrency,
             max_steps=max_steps,
+            agent_options=shown,
         )
     )

@@ -4,7 +4,9 @@
    (:func:`~skillshelf.evals.split.split_cases`: by a hash, within each expected skill).
 2. Every case runs through the real agent loop (:func:`~skillshelf.evals.runner.run_cases`)
    against a private copy of the visible skills, so nothing under the roots is touched while
-   candidates are tried and every candidate is judged as the bytes ``--write`` would write.
+   candidates are tried and every candidate is judged as the bytes ``--write`` would write —
+   and as the agent would show them: the caller's agent options (catalog format, budget and
+   placement, relevant skills, tool style) apply to every evaluation, before and after.
 3. For each skill with failures on the training split (worst F1 first), the proposer model
    is shown those failures (never a held-out request) and proposes a new description. The
    candidate is written into the copy's SKILL.md (:mod:`~skillshelf.core.description_edit`:
@@ -133,6 +135,7 @@ class _Settings:
     concurrency: int
     max_steps: int | None
     on_run: Callable[[RunOutcome], None] | None
+    agent_options: Mapping[str, Any] | None
 
 
 async def improve_descriptions(
@@ -149,6 +152,7 @@ async def improve_descriptions(
     concurrency: int = 4,
     max_steps: int | None = None,
     on_run: Callable[[RunOutcome], None] | None = None,
+    agent_options: Mapping[str, Any] | None = None,
 ) -> ImproveResult:
     """Propose, judge and keep better descriptions (see the module docstring).
 
@@ -165,6 +169,10 @@ async def improve_descriptions(
         concurrency: Runs in flight at once.
         max_steps: Model requests per run.
         on_run: Called after each run.
+        agent_options: More :class:`~skillshelf.agent.loop.Agent` keyword arguments for every
+            run, before and after each proposal (``catalog_format``, ``catalog_budget``,
+            ``relevant_skills``, ``tool_style``, …), as for
+            :func:`~skillshelf.evals.runner.run_cases`.
 
     Raises:
         UsageError: No cases, an empty split, an unknown skill in ``skills``, bad numbers.
@@ -183,7 +191,9 @@ async def improve_descriptions(
                 f"holdout share ({holdout})"
             )
     allowed = _allowed(skills, repo)
-    settings = _Settings(model, proposer or model, runs, concurrency, max_steps, on_run)
+    settings = _Settings(
+        model, proposer or model, runs, concurrency, max_steps, on_run, agent_options
+    )
     with tempfile.TemporaryDirectory(prefix="skillshelf-improve-") as folder:
         workspace = _Workspace(repo, Path(folder))
         return await _optimise(cases, split, workspace, allowed, attempts, settings)
@@ -264,6 +274,7 @@ async def _evaluate(
         concurrency=settings.concurrency,
         max_steps=settings.max_steps,
         on_run=settings.on_run,
+        agent_options=settings.agent_options,
     )
 
 

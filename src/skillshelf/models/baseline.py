@@ -37,6 +37,7 @@ from urllib.parse import parse_qsl
 
 from skillshelf.core.catalog_view import CatalogView, read_view
 from skillshelf.core.search import SearchHit, SearchIndex
+from skillshelf.core.words import split_words
 from skillshelf.errors import ConfigError, UsageError
 from skillshelf.models.base import Message, ModelRequest, ModelResponse, TextSink, ToolCall
 
@@ -202,18 +203,32 @@ def _best(view: CatalogView, found: Sequence[_Entry], query: str) -> SearchHit |
     to them and replacing what the catalog showed of theirs); None when nothing matches.
 
     Word weights (BM25's IDF) depend on how many skills there are. The catalog says how many:
-    those it lists and those it counts as left out. Each left-out skill not seen anywhere else
-    counts as an empty entry, so a word is as rare among a few skills shown beside a cut
-    catalog as among the whole catalog, and ``min_score`` means the same at any budget.
+    those it lists and those it counts as left out; each left-out skill not seen anywhere
+    else counts as an empty entry, so a word is as rare among a few skills shown beside a cut
+    catalog as among the whole catalog. The skills picked *for* the message (the relevant
+    block, or skill_search's answer) were picked because they share its words: a word every
+    one of them shares cannot tell them apart, so it is not evidence for any of them.
     """
-    if not query.strip():
-        return None
     entries = {s.name: _Entry(s.name, s.description or "") for s in view.skills}
     entries.update((e.name, e) for e in found)
+    picked = list(found) or [entries[s.name] for s in view.skills if s.where == "relevant"]
+    query = _without_shared_words(query, picked)
+    if not query.strip():
+        return None
     unseen = max(0, view.listed + view.omitted - len(entries))
     items = [*entries.values(), *[_Entry("", "")] * unseen]
-    hits = [h for h in SearchIndex(items).search(query, limit=2) if h.name]
-    return hits[0] if hits else None
+    return next((h for h in SearchIndex(items).search(query, limit=2) if h.name), None)
+
+
+def _without_shared_words(query: str, picked: Sequence[_Entry]) -> str:
+    """``query`` without the words every one of two or more ``picked`` skills contains."""
+    if len(picked) < 2:
+        return query
+    shared = set.intersection(*(set(split_words(f"{e.name} {e.description}")) for e in picked))
+    words = split_words(query)
+    if not shared.intersection(words):
+        return query
+    return " ".join(word for word in words if word not in shared)
 
 
 def _called(messages: Sequence[Message], result: Message) -> str | None:
