@@ -126,6 +126,22 @@ def test_a_cut_catalog_without_the_relevant_block_makes_it_search_first(
     assert [c.tool for c in unrelated.tool_calls] == ["skill_search"]  # searched, loaded none
 
 
+def test_a_word_every_suggested_skill_shares_is_no_reason_to_load_one(tmp_path: Path) -> None:
+    for i in range(60):
+        make_skill(
+            tmp_path, f"hobby-{i:02d}", f"Plans outings of kind {i}. Use when asked about outings."
+        )
+    repo = Repository([tmp_path], cache_dir=False)
+    for relevant in (5, 0):  # the relevant block, or skill_search's answer
+        agent = Agent(SearchBaselineModel(), repo, catalog_budget=900, relevant_skills=relevant)
+        joke = agent.run_sync("tell me a joke about cats")
+        assert [c.tool for c in joke.tool_calls if c.tool == "skill_load"] == []
+        outing = agent.run_sync("plan outings of kind 7")
+        assert [c.arguments["skill"] for c in outing.tool_calls if c.tool == "skill_load"] == [
+            "hobby-07"
+        ]
+
+
 def _load_tool() -> ToolDef:
     return ToolDef("skill_load", "Load a skill.", {"type": "object", "properties": {}})
 

@@ -106,11 +106,14 @@ def eval_(
 
     CASES is a JSON list (or {"cases": [...]}), a YAML file or JSONL of {"query",
     "expected_skill" (a name, or null: load none), "expected_docs", "expected_params"
-    ({tool: {argument: value}}, any tool), "tools" (the case's own user tools), "note",
-    "id"}, or of the simple shape {"user", "tool", "expected_params": {argument: value}}.
-    Each case runs through the agent loop (configured by the agent options, as in chat) with
-    the full catalog; the report gives per-skill precision, recall and F1, the false-trigger
-    rate, a confusion matrix, parameter accuracy, steps and tokens.
+    ({tool: {argument: value}}, any tool), "expected_answer" (contains, regex, json_schema),
+    "tools" (the case's own user tools), "note", "id"}, or of the simple shape {"user",
+    "tool", "expected_params": {argument: value}} (a skill case without "tool": {"user",
+    "expected_params": {"skill": NAME, …}}). Each case runs through the agent loop
+    (configured by the agent options, as in chat) with the full catalog; the report gives
+    per-skill precision, recall and F1, the false-trigger rate, a confusion matrix, parameter
+    and answer accuracy, whether the first request showed the expected skill with its
+    description, steps and tokens.
 
     Exit codes: 0 done; 1 a --min-recall/--max-false-trigger threshold failed, every run
     failed (the eval stops once its first 5 runs fail before any succeeds: a server that is
@@ -243,6 +246,8 @@ def _finish(
         write_report(out_dir, document, render_markdown(sections))
     if as_json:
         emit_json(document)
+        for note in report.notes:  # the text forms show them in their Notes section
+            click.echo(f"note: {note}", err=True)
     elif is_tty():
         from rich.console import Console
 
