@@ -55,6 +55,9 @@ _QUERY_CHARS: Final = 1_000  # skill_search's own limit on a query
 # A line of skill_search's answer: "- name: description".
 _SEARCH_LINE: Final = re.compile(r"- (?P<name>[^:\n]+): (?P<description>.*)")
 _DONE: Final = "Done: the skill is loaded (baseline:search stops here)."
+# Left-out skills counted as empty entries, at most: past a thousand skills a rare word's
+# weight hardly moves (log N), and each entry costs index time on every request.
+_MAX_UNSEEN: Final = 1_000
 
 
 @dataclass(frozen=True, slots=True)
@@ -204,10 +207,11 @@ def _best(view: CatalogView, found: Sequence[_Entry], query: str) -> SearchHit |
 
     Word weights (BM25's IDF) depend on how many skills there are. The catalog says how many:
     those it lists and those it counts as left out; each left-out skill not seen anywhere
-    else counts as an empty entry, so a word is as rare among a few skills shown beside a cut
-    catalog as among the whole catalog. The skills picked *for* the message (the relevant
-    block, or skill_search's answer) were picked because they share its words: a word every
-    one of them shares cannot tell them apart, so it is not evidence for any of them.
+    else counts as an empty entry (up to :data:`_MAX_UNSEEN`), so a word is about as rare
+    among a few skills shown beside a cut catalog as among the whole catalog. The skills
+    picked *for* the message (the relevant block, or skill_search's answer) were picked
+    because they share its words: a word every one of them shares cannot tell them apart, so
+    it is not evidence for any of them.
     """
     entries = {s.name: _Entry(s.name, s.description or "") for s in view.skills}
     entries.update((e.name, e) for e in found)
@@ -215,7 +219,7 @@ def _best(view: CatalogView, found: Sequence[_Entry], query: str) -> SearchHit |
     query = _without_shared_words(query, picked)
     if not query.strip():
         return None
-    unseen = max(0, view.listed + view.omitted - len(entries))
+    unseen = min(max(0, view.listed + view.omitted - len(entries)), _MAX_UNSEEN)
     items = [*entries.values(), *[_Entry("", "")] * unseen]
     return next((h for h in SearchIndex(items).search(query, limit=2) if h.name), None)
 
