@@ -186,7 +186,7 @@ class SkillKit(HarnessFace):
         what the run's slash commands loaded, or the skills relevant to its message."""
         conversation = self._conversation(wrapper.context)  # none named: fails here
         invoked = self._invoked.get(conversation) or ()
-        return "\n\n".join([self.system_prompt(), *invoked])
+        return "\n\n".join([self.session(conversation).instructions(), *invoked])
 
     async def _begin_run(self, context: Any) -> None:
         """A run starts: the turn's loads end and its user message's slash commands load

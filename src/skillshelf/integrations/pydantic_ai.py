@@ -213,8 +213,11 @@ class SkillsToolset(HarnessFace, AbstractToolset[Any]):
 
     def instructions(self, ctx: RunContext[Any] | None = None) -> str:
         """The catalog and guidance, for ``Agent(instructions=skills.instructions)`` when the
-        toolset's own instructions are not used; empty when no skill is visible."""
-        return self.harness.instructions()
+        toolset's own instructions are not used; empty when no skill is visible. With a run's
+        context, the conversation's own (its switches and turn options applied)."""
+        if ctx is None:
+            return self.harness.instructions()
+        return self._session(ctx).instructions()
 
     async def get_instructions(self, ctx: RunContext[Any]) -> list[InstructionPart] | None:
         text = self.instructions(ctx)
@@ -321,7 +324,7 @@ class SkillsToolset(HarnessFace, AbstractToolset[Any]):
 
     async def get_tools(self, ctx: RunContext[Any]) -> dict[str, ToolsetTool[Any]]:
         tools: dict[str, ToolsetTool[Any]] = {}
-        for schema in to_openai(self.harness.skill_definitions()):
+        for schema in to_openai(self._session(ctx).skill_definitions()):
             function = schema["function"]
             definition = ToolDefinition(
                 name=function["name"],
