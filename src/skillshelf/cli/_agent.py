@@ -40,6 +40,8 @@ AGENT_SETTINGS: Final = (
     "catalog_budget",
     "catalog_placement",
     "relevant_skills",
+    "guidance",
+    "skill_tools",
     "placement",
     "tool_style",
     "enforce_allowed_tools",
