@@ -148,10 +148,9 @@ class Controls:
         self.log = SwitchLog(store, conversation, agent)
         self.visible = visible
         self.skill_tools = None if skill_tools is None else frozenset(skill_tools)
-        self.disabled: frozenset[str] = frozenset()
-        self.hidden: frozenset[str] = frozenset()
         self.turn: TurnOptions | None = None
         self.pending: TurnOptions | None = None
+        self.disabled, self.hidden = self.log.read()
 
     def begin(self, options: TurnOptions | None) -> None:
         """A user message starts: its options (or those set for it ahead), the switches as

@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from typing import Any, Final
 
 from skillshelf.core.tooldef import ToolDef
+from skillshelf.harness._controls import Controls
 from skillshelf.harness._prompt import Prompt
 from skillshelf.harness._recent import Recent
 from skillshelf.harness._relevant import relevant_block
@@ -47,6 +48,7 @@ class Harness:
         self.source = source
         self.prompt = Prompt(settings)
         self._sessions: Recent[str, SkillSession] = Recent(_CACHED_SESSIONS)
+        self._controls: Recent[str, Controls] = Recent(_CACHED_SESSIONS)
         self.probe = SkillTools(repo, **tool_options(settings))  # checks the options now
 
     @property
@@ -70,6 +72,21 @@ class Harness:
         if fork is not None or tools is not None:
             return SkillSession(self, conversation, fork=fork, tools=tools)
         return self._sessions.make(conversation, lambda: SkillSession(self, conversation))
+
+    def controls(self, conversation: str) -> Controls:
+        """The switches and turn options of ``conversation``, one object for every session
+        built for it (kept while recently used; the switches live in the store)."""
+        settings = self.settings
+        return self._controls.make(
+            conversation,
+            lambda: Controls(
+                self.store,
+                conversation,
+                settings.agent,
+                visible=settings.visible,
+                skill_tools=settings.skill_tools,
+            ),
+        )
 
     def skill_tools(self, conversation: str, **overrides: Any) -> SkillTools:
         """The skill tools over ``conversation``'s state, as the settings configure them

@@ -74,6 +74,8 @@ class Shared(Protocol):
 
     def allowed_tools(self, name: str) -> tuple[str, ...]: ...
 
+    def controls(self, conversation: str) -> Controls: ...
+
     def record(self, kind: str, session: str, **fields: Any) -> None: ...
 
 
@@ -96,16 +98,12 @@ class SessionBase:
         # file locations it is shown), over the conversation's state.
         self.tools = tools or harness.skill_tools(conversation)
         self._own_tools = tools is None  # rebuilt when the controls narrow the view
-        settings = harness.settings
-        self.controls = Controls(
-            self.tools.store,
-            conversation,
-            settings.agent,
-            visible=settings.visible,
-            skill_tools=settings.skill_tools,
-        )
+        # Shared by every session object of the conversation (an integration builds one per
+        # tool call): the switches and the turn's options hold for all of them.
+        self.controls = harness.controls(conversation)
         self._fork = fork
         self._declared = False
+        self._narrow()
         self._activations = ActivationLog(self.tools.store, conversation, harness.settings.agent)
 
     @property
@@ -289,7 +287,9 @@ class SessionBase:
             if result.data:
                 self._on_loaded(str(result.data["skill"]))
             records.append(
-                ToolRecord("", "skill_load", result.data, result.status, "", 0.0, source="turn")
+                ToolRecord(
+                    "", "skill_load", result.data, result.status, result.content, 0.0, source="turn"
+                )
             )
         return records
 

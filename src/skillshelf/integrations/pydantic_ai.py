@@ -241,12 +241,13 @@ class SkillsToolset(HarnessFace, AbstractToolset[Any]):
         # (SlashCommandError, as skillshelf's own agent raises it).
         prompt = _prompt_text(ctx.prompt)
         commands = session.commands(prompt)
-        await anyio.to_thread.run_sync(session.begin_turn)
+        loads = await anyio.to_thread.run_sync(session.begin_turn)
         session.record("run", step=ctx.run_step, run_id=ctx.run_id)
         # The run's own copy counts its model requests (two runs of one toolset never share).
         run = copy.copy(self)
         run._requests = _Requests(session, ctx.run_step)
-        invoked = []
+        # What the host's options load for this message reaches this run's requests.
+        invoked = [r.content for r in loads if r.source == "turn" and r.content]
         for index, command in enumerate(commands):
             record = await anyio.to_thread.run_sync(
                 session.invoke, command, f"slash_{ctx.run_id}_{index}"
