@@ -50,6 +50,7 @@ class AgentFace:
                     conversation = agent.conversation(turn.conversation)
                     conversations[turn.conversation] = conversation
                 asked = len(model.requests)
+                turn.prepare(conversation.session)
                 result = conversation.send_sync(turn.message)
                 record.turns.append(
                     TurnRecord(

@@ -87,6 +87,7 @@ class LangChainFace:
             seen: dict[str, int] = {}
             for turn in scenario.turns:
                 asked = len(model.requests)
+                turn.prepare(middleware.session(turn.conversation))
                 state = graph.invoke(
                     {"messages": [{"role": "user", "content": turn.message}]},
                     {"configurable": {"thread_id": turn.conversation}},

@@ -97,6 +97,7 @@ class OpenAIAgentsFace:
             for turn in scenario.turns:
                 session = sessions.setdefault(turn.conversation, SQLiteSession(turn.conversation))
                 asked = len(model.requests)
+                turn.prepare(kit.session(turn.conversation))
 
                 async def go(message: str = turn.message, session: SQLiteSession = session) -> Any:
                     return await Runner.run(

@@ -85,6 +85,7 @@ class PydanticAIFace:
             histories: dict[str, list[ModelMessage]] = {}
             for turn in scenario.turns:
                 asked = len(script.requests)
+                turn.prepare(skills.session(turn.conversation))
                 run = functools.partial(
                     agent.run,
                     turn.message,

@@ -18,6 +18,7 @@ from typing import Any, Final
 
 from conformance.record import Record, Result
 from skillshelf.core.session import LoadMode
+from skillshelf.harness import SkillSession, Switch, TurnOptions
 from skillshelf.testing import make_skill
 
 # -- the skills every scenario sees --------------------------------------------------------
@@ -148,11 +149,21 @@ def call(tool: str, arguments: Mapping[str, Any] | str | None = None) -> Call:
 
 @dataclass(frozen=True, slots=True)
 class Turn:
-    """One user message of a conversation and the model's steps until its answer."""
+    """One user message of a conversation and the model's steps until its answer; the host
+    application's options for the message, and skills it switches before it, if any."""
 
     message: str
     steps: tuple[Step, ...]
     conversation: str = "a"
+    options: TurnOptions | None = None
+    switches: tuple[tuple[str, Switch], ...] = ()
+
+    def prepare(self, session: SkillSession) -> None:
+        """What the host application does before sending the message (every face alike)."""
+        for name, switch in self.switches:
+            session.switch([name], switch)
+        if self.options is not None:
+            session.next_turn(self.options)
 
 
 @dataclass(frozen=True, slots=True)
@@ -174,8 +185,14 @@ class Scenario:
         return [s for t in self.turns for s in t.steps if isinstance(s, Call)]
 
 
-def one(message: str, *steps: Step, conversation: str = "a") -> Turn:
-    return Turn(message, steps, conversation)
+def one(
+    message: str,
+    *steps: Step,
+    conversation: str = "a",
+    options: TurnOptions | None = None,
+    switches: tuple[tuple[str, Switch], ...] = (),
+) -> Turn:
+    return Turn(message, steps, conversation, options, switches)
 
 
 # -- assertions every check uses ------------------------------------------------------------
@@ -241,6 +258,27 @@ def check_catalog_cut(record: Record) -> None:
     block = first.context[first.context.index("Skills that match this message") :]
     assert NOTES_DESCRIPTION in block, first.context
     assert "git-helper" in second.context[second.context.index("Skills that match this") :]
+
+
+def check_controls(record: Record) -> None:
+    """The host's switches and per-message options reach what the model is offered; the
+    options lapse with their message, the switches stay."""
+    answered(record, "Controlled.", "Lapsed.")
+    first, second = record.turns[0].requests[0], record.turns[1].requests[0]
+    assert "git-helper" not in first.instructions  # disabled
+    assert "runner" not in first.instructions  # hidden
+    assert "ticket-lookup" not in first.instructions  # outside the turn's only
+    assert "release-notes" in first.instructions
+    assert "HOST-GUIDANCE" in first.instructions
+    assert NOTES_BODY in first.context  # the turn's load
+    assert "skill_search" not in first.tools and "skill_load" in first.tools
+    (disabled,) = record.results
+    assert "git-helper" in disabled.text and disabled.status in ("recoverable", "error", None)
+    assert GIT_BODY not in disabled.text
+    # Next message: the options have lapsed; the switches hold.
+    assert "ticket-lookup" in second.instructions and "HOST-GUIDANCE" not in second.instructions
+    assert "git-helper" not in second.instructions and "runner" not in second.instructions
+    assert "skill_search" in second.tools
 
 
 def check_catalog(record: Record) -> None:
@@ -751,6 +789,27 @@ SCENARIOS: Final[tuple[Scenario, ...]] = (
         ),
         check_catalog_cut,
         catalog_budget=CUT_BUDGET,
+    ),
+    Scenario(
+        "controls",
+        "the host's per-conversation switches (disable, hide) and per-message options (load, "
+        "only, guidance, skill tools) shape what the model is offered; the options lapse",
+        (
+            one(
+                "write the notes",
+                call("skill_load", {"skill": "git-helper"}),
+                "Controlled.",
+                switches=(("git-helper", "disabled"), ("runner", "hidden")),
+                options=TurnOptions(
+                    load=["release-notes"],
+                    only=["release-notes", "git-helper", "runner", CJK_NAME, "fork-task"],
+                    guidance="HOST-GUIDANCE",
+                    skill_tools=["skill_load", "skill_read_file"],
+                ),
+            ),
+            one("and now?", "Lapsed."),
+        ),
+        check_controls,
     ),
     Scenario(
         "isolation",

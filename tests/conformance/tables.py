@@ -53,6 +53,10 @@ UNSUPPORTED: Final[Mapping[tuple[str, str], str]] = {
         "the server runs no model, so it has no sub-agent to fork; the client's model gets the "
         "body as for any load"
     ),
+    ("serve", "controls"): (
+        "switches and per-message options are the host application's calls on its harness "
+        "session; an MCP client has no call for them (serve applies its own settings only)"
+    ),
     ("openai-agents", "activation_offer"): (
         "the SDK ends the run (ModelBehaviorError) on a call to a tool it did not declare, so "
         "SkillKit.activate keeps the tool declared and refuses calls with a guardrail instead "

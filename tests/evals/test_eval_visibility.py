@@ -168,3 +168,21 @@ def test_eval_takes_the_catalog_options_and_reports_visibility(big: Path, tmp_pa
         "load_tool": "Skill",
     }
     assert report["summary"]["visible"]["hits"] == 2
+
+
+def test_settings_that_hide_the_skill_are_said_on_stderr_and_in_the_report(
+    big: Path, tmp_path: Path
+) -> None:
+    cases = tmp_path / "cases.json"
+    cases.write_text(json.dumps(CASES[:1]), encoding="utf-8")
+    args = ["eval", str(cases), "--root", str(big), "--no-cache", "--model", "baseline:search"]
+    cut = ["--catalog-format", "markdown", "--catalog-budget", "700", "--relevant-skills", "0"]
+    result = CliRunner().invoke(main, [*args, *cut, "--skill-tool", "skill_load", "--json"])
+    assert result.exit_code == 0, result.stderr
+    report = json.loads(result.stdout)
+    assert report["cases"][0]["visible"]["shown"] == "name_only"
+    assert report["summary"]["hidden_runs"] == 1
+    assert report["notes"][0].endswith("these settings hide it: binder")
+    assert f"note: {report['notes'][0]}" in result.stderr
+    assert report["runs"][0]["answer"].startswith("baseline:search cannot decide: ")
+    assert "offers no skill_search" in report["runs"][0]["answer"]

@@ -42,6 +42,7 @@ from skillshelf.harness import (
     ToolRecord,
     ToolSink,
     Trace,
+    TurnOptions,
     digest,
     materialize,
     span,
@@ -152,9 +153,18 @@ class Conversation:
     # -- the loop ------------------------------------------------------------------------
 
     async def send(
-        self, message: str, *, on_text: TextSink | None = None, on_tool: ToolSink | None = None
+        self,
+        message: str,
+        *,
+        on_text: TextSink | None = None,
+        on_tool: ToolSink | None = None,
+        turn: TurnOptions | None = None,
     ) -> RunResult:
         """Send one user message and run until the final answer.
+
+        ``turn`` sets what this message's requests offer: skills loaded for it, the skills
+        the model may see, the catalog and guidance text, the skill tools (see
+        :class:`~skillshelf.harness.TurnOptions`).
 
         Raises:
             SlashCommandError: The message invokes an unknown skill or one the user may not.
@@ -165,8 +175,8 @@ class Conversation:
         """
         commands = self.session.commands(message)
         run = _Run(message, on_text, on_tool)
-        for record in self.session.begin_turn():  # the declared loads, on the first turn
-            self._record("tool", run, tool=record.tool, status=record.status, source="declared")
+        for record in self.session.begin_turn(turn):  # declared (first turn) and turn loads
+            self._record("tool", run, tool=record.tool, status=record.status, source=record.source)
         # The skills relevant to this message, when the catalog could not show them all: a
         # user message just before it, kept in the history (the system prompt stays stable).
         relevant = None if commands else self.session.relevant(message)
@@ -217,14 +227,14 @@ class Conversation:
             "model was still calling tools."
         )
 
-    def send_sync(self, message: str) -> RunResult:
+    def send_sync(self, message: str, *, turn: TurnOptions | None = None) -> RunResult:
         """:meth:`send` for synchronous callers."""
-        return anyio.run(lambda: self.send(message))
+        return anyio.run(lambda: self.send(message, turn=turn))
 
     async def _request(self, run: _Run) -> ModelResponse:
         run.offer = offer = self.session.offer()
         defs = offer.definitions
-        system = {"role": "system", "content": self.session.harness.instructions()}
+        system = {"role": "system", "content": self.session.instructions()}
         reminder = self.session.harness.catalog_reminder()
         head = [system] if reminder is None else [system, {"role": "user", "content": reminder}]
         messages = materialize(

@@ -25,13 +25,15 @@ _DEFAULT_RETRIES = RetryPolicy().max_retries
 _DEFAULT_EXEC_TIMEOUT_S = ExecPolicy().default_timeout_s
 
 
-# What the model is shown of the skills: the catalog, the relevant-skills block and the tools.
-# improve takes these too, so it judges a description as the agent would show it.
+# What the model is shown of the skills: the catalog, the relevant-skills block, the guidance
+# and the tools. improve takes these too, so it judges a description as the agent shows it.
 CATALOG_SETTINGS: Final = (
     "catalog_format",
     "catalog_budget",
     "catalog_placement",
     "relevant_skills",
+    "guidance",
+    "skill_tools",
     "tool_style",
 )
 # The harness settings chat and eval offer as flags (cli/_settings.py declares each once).
@@ -45,8 +47,14 @@ AGENT_SETTINGS: Final = (
     "tools",
     "tool_timeout_s",
     "tool_retries",
-    *CATALOG_SETTINGS,
+    "catalog_format",
+    "catalog_budget",
+    "catalog_placement",
+    "relevant_skills",
+    "guidance",
+    "skill_tools",
     "placement",
+    "tool_style",
     "enforce_allowed_tools",
 )
 

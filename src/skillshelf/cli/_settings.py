@@ -20,6 +20,7 @@ import click
 
 from skillshelf.cli._common import F
 from skillshelf.harness import MAX_RELEVANT_SKILLS, SkillSettings
+from skillshelf.tools import ALL_TOOLS
 
 __all__ = ["FLAGS", "settings_options", "settings_values"]
 
@@ -106,6 +107,18 @@ FLAGS: Final[Mapping[str, _Flag]] = {
         "When the budget leaves some skill without its description, show the model this many "
         "best matches for each user message beside it, descriptions whole; 0: none.",
         {"type": click.IntRange(0, MAX_RELEVANT_SKILLS), "metavar": "N"},
+    ),
+    "guidance": _Flag(
+        ("--guidance",),
+        "Replace the built-in guidance on the skill tools that follows the catalog.",
+        {"metavar": "TEXT"},
+        default=False,
+    ),
+    "skill_tools": _Flag(
+        ("--skill-tool",),
+        "Offer only these skill tools (repeatable: skill_load, skill_search, …; default: all).",
+        {"multiple": True, "type": click.Choice(ALL_TOOLS), "metavar": "TOOL"},
+        default=False,
     ),
     "placement": _Flag(
         ("--placement",),
@@ -217,5 +230,6 @@ _CONVERT: Final[Mapping[str, Callable[[Any], Any]]] = {
     "tools": _tools,
     "declared": _declared,
     "catalog_budget": lambda budget: budget or None,
+    "skill_tools": lambda names: tuple(names) or None,
     "trace": _trace,
 }

@@ -100,7 +100,8 @@ def improve(
     is shown those failures and proposes a new description; it is kept only if that skill's
     F1 on the held-out split rises and no other skill's held-out F1 falls. Both the current
     and the proposed descriptions are judged with the catalog options given here (format,
-    budget, placement, relevant skills, tool style), as the agent will show them. Prints the
+    budget, placement, relevant skills, guidance, skill tools, tool style), as the agent will
+    show them. Prints the
     before/after report of both splits and a unified diff of the SKILL.md files; --write
     applies it (nothing but the description value changes).
 

@@ -6,7 +6,8 @@
    against a private copy of the visible skills, so nothing under the roots is touched while
    candidates are tried and every candidate is judged as the bytes ``--write`` would write —
    and as the agent would show them: the caller's agent options (catalog format, budget and
-   placement, relevant skills, tool style) apply to every evaluation, before and after.
+   placement, relevant skills, guidance, skill tools, tool style) apply to every evaluation,
+   before and after.
 3. For each skill with failures on the training split (worst F1 first), the proposer model
    is shown those failures (never a held-out request) and proposes a new description. The
    candidate is written into the copy's SKILL.md (:mod:`~skillshelf.core.description_edit`:

@@ -6,6 +6,7 @@ share; :class:`SkillSession` is the harness of one conversation. The modules of 
 are private: import from here.
 """
 
+from skillshelf.harness._controls import Switch, TurnOptions
 from skillshelf.harness._forks import MAX_FORK_AGENTS, MAX_FORK_DEPTH, ForkTree
 from skillshelf.harness._harness import Harness, HarnessFace
 from skillshelf.harness._materialize import (
@@ -79,11 +80,13 @@ __all__ = [
     "SettingsOptions",
     "SkillSession",
     "SkillSettings",
+    "Switch",
     "ToolContext",
     "ToolRecord",
     "ToolSink",
     "ToolStyle",
     "Trace",
+    "TurnOptions",
     "assemble",
     "canonical_call",
     "digest",

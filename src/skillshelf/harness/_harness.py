@@ -4,9 +4,11 @@ one reads off it."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any, Final
 
 from skillshelf.core.tooldef import ToolDef
+from skillshelf.harness._controls import Controls
 from skillshelf.harness._prompt import Prompt
 from skillshelf.harness._recent import Recent
 from skillshelf.harness._relevant import relevant_block
@@ -46,6 +48,7 @@ class Harness:
         self.source = source
         self.prompt = Prompt(settings)
         self._sessions: Recent[str, SkillSession] = Recent(_CACHED_SESSIONS)
+        self._controls: Recent[str, Controls] = Recent(_CACHED_SESSIONS)
         self.probe = SkillTools(repo, **tool_options(settings))  # checks the options now
 
     @property
@@ -70,6 +73,21 @@ class Harness:
             return SkillSession(self, conversation, fork=fork, tools=tools)
         return self._sessions.make(conversation, lambda: SkillSession(self, conversation))
 
+    def controls(self, conversation: str) -> Controls:
+        """The switches and turn options of ``conversation``, one object for every session
+        built for it (kept while recently used; the switches live in the store)."""
+        settings = self.settings
+        return self._controls.make(
+            conversation,
+            lambda: Controls(
+                self.store,
+                conversation,
+                settings.agent,
+                visible=settings.visible,
+                skill_tools=settings.skill_tools,
+            ),
+        )
+
     def skill_tools(self, conversation: str, **overrides: Any) -> SkillTools:
         """The skill tools over ``conversation``'s state, as the settings configure them
         (``overrides``: other :class:`SkillTools` options, e.g. a face's own visibility)."""
@@ -80,15 +98,26 @@ class Harness:
         """The skills the model may see (loadable or user-only)."""
         return self.probe.visible_skills()
 
-    def instructions(self) -> str:
-        """The system prompt: the caller's instructions, the catalog and the guidance."""
-        return self.prompt.system(self.visible_skills())
+    def instructions(
+        self,
+        skills: Sequence[Skill] | None = None,
+        *,
+        catalog: str | None = None,
+        guidance: str | None = None,
+    ) -> str:
+        """The system prompt: the caller's instructions, the catalog and the guidance (of
+        ``skills``, default the visible ones; ``catalog`` and ``guidance`` replace those
+        parts)."""
+        shown = self.visible_skills() if skills is None else skills
+        return self.prompt.system(shown, catalog=catalog, guidance_text=guidance)
 
-    def relevant(self, tools: SkillTools, message: str) -> str | None:
-        """The skills relevant to the user's ``message`` that the catalog does not show in
-        full, as a ``<system-reminder>`` (see :func:`relevant_block`); None when the catalog
-        shows every skill in full or nothing matches."""
-        skills = self.visible_skills()
+    def relevant(
+        self, tools: SkillTools, message: str, skills: Sequence[Skill] | None = None
+    ) -> str | None:
+        """The skills relevant to the user's ``message`` that the catalog (of ``skills``,
+        default the visible ones) does not show in full, as a ``<system-reminder>`` (see
+        :func:`relevant_block`); None when it shows every skill in full or nothing matches."""
+        skills = list(self.visible_skills() if skills is None else skills)
         settings = self.settings
         return relevant_block(
             tools,
@@ -103,13 +132,19 @@ class Harness:
         """The catalog as a ``<system-reminder>`` message, with ``catalog_placement="reminder"``."""
         return self.prompt.reminder(self.visible_skills())
 
-    def skill_definitions(self) -> list[ToolDef]:
-        """The skill tools as the model is offered them (in the settings' tool style)."""
-        names = [s.name for s in self.visible_skills() if s.model_invocable]
+    def skill_definitions(
+        self, skills: Sequence[Skill] | None = None, tools: SkillTools | None = None
+    ) -> list[ToolDef]:
+        """The skill tools as the model is offered them (in the settings' tool style), for
+        ``skills`` (default the visible ones) and the tools ``tools`` offers (default the
+        settings')."""
+        visible = self.visible_skills() if skills is None else skills
+        names = [s.name for s in visible if s.model_invocable]
+        offered = (tools or self.probe).tool_names
         definitions = tool_definitions(
-            skill_names=names, tools=self.probe.tool_names, enum_limit=self.probe.enum_limit
+            skill_names=names, tools=offered, enum_limit=self.probe.enum_limit
         )
-        cut = self.prompt.fit(self.visible_skills()).cut
+        cut = self.prompt.fit(visible).cut
         return styled_definitions(definitions, self.settings.tool_style, cut=cut)
 
     def allowed_tools(self, name: str) -> tuple[str, ...]:

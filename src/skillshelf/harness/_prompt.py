@@ -9,7 +9,6 @@ visible skill set does.
 from __future__ import annotations
 
 import logging
-import threading
 from collections.abc import Sequence
 from typing import Final
 
@@ -21,14 +20,16 @@ from skillshelf.core.catalog import (
     render_catalog,
 )
 from skillshelf.core.render import render_system_reminder
+from skillshelf.harness._recent import Recent
 from skillshelf.harness._settings import DEFAULT_CATALOG_BUDGET, SkillSettings
-from skillshelf.harness._tool_style import GUIDANCE, guidance
+from skillshelf.harness._tool_style import GUIDANCE, SEARCH_FIRST, guidance
 from skillshelf.skills.skill import Skill
 
 __all__ = ["Prompt", "skills_catalog", "skills_prompt"]
 
 _REMINDER_LEAD: Final = "The following skills are available in this conversation:"
 _EMPTY: Final = CatalogFit("", ())
+_KEPT_FITS: Final = 16
 logger = logging.getLogger(__name__)
 
 
@@ -63,18 +64,17 @@ class Prompt:
 
     def __init__(self, settings: SkillSettings) -> None:
         self.settings = settings
-        self._lock = threading.Lock()
-        self._cached: tuple[tuple[CatalogEntry, ...], CatalogFit] | None = None
+        # The shared catalog, and those of sessions whose switches or turn narrow it.
+        self._fits: Recent[tuple[CatalogEntry, ...], CatalogFit] = Recent(_KEPT_FITS)
         self._warned: tuple[int, int, int, int] | None = None
 
     def fit(self, skills: Sequence[Skill]) -> CatalogFit:
         """The catalog of ``skills`` (the visible ones) within the budget, with what it shows
         of each loadable skill (in name order); empty when none is loadable."""
         entries = tuple(CatalogEntry.of(s) for s in skills if s.model_invocable)
-        with self._lock:
-            cached = self._cached
-        if cached is not None and cached[0] == entries:
-            return cached[1]
+        cached = self._fits.get(entries)
+        if cached is not None:
+            return cached
         fit = (
             fit_catalog(
                 entries,
@@ -84,8 +84,7 @@ class Prompt:
             if entries
             else _EMPTY
         )
-        with self._lock:
-            self._cached = (entries, fit)
+        self._fits.put(entries, fit)
         self._warn_if_cut(fit)
         return fit
 
@@ -120,16 +119,29 @@ class Prompt:
             "; the model is told to search first" if fit.cut else "",
         )
 
-    def system(self, skills: Sequence[Skill]) -> str:
-        """The system prompt: instructions, catalog (unless it goes in a reminder), guidance."""
+    def system(
+        self,
+        skills: Sequence[Skill],
+        *,
+        catalog: str | None = None,
+        guidance_text: str | None = None,
+    ) -> str:
+        """The system prompt: instructions, catalog (unless it goes in a reminder), guidance;
+        ``catalog`` and ``guidance_text`` replace those parts (a request's own text)."""
         settings = self.settings
         fit = self.fit(skills)
-        catalog = fit.text
-        if not catalog:
+        shown = fit.text if catalog is None else catalog
+        if not fit.text and catalog is None:
             return settings.instructions if settings.instructions.strip() else ""
-        if settings.catalog_placement == "reminder":
-            catalog = ""
-        parts = [settings.instructions.strip(), catalog, guidance(settings.tool_style, cut=fit.cut)]
+        if settings.catalog_placement == "reminder" and catalog is None:
+            shown = ""
+        cut = fit.cut and catalog is None  # a caller's own catalog is theirs to explain
+        text = guidance_text if guidance_text is not None else settings.guidance
+        if text is None:
+            text = guidance(settings.tool_style, cut=cut)
+        elif cut:
+            text = f"{text} {SEARCH_FIRST}".strip()
+        parts = [settings.instructions.strip(), shown, text]
         return "\n\n".join(p for p in parts if p.strip())
 
     def reminder(self, skills: Sequence[Skill]) -> str | None:

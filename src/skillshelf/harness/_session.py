@@ -15,58 +15,38 @@ agent's key).
 from __future__ import annotations
 
 import time
-from collections.abc import Awaitable, Callable, Collection, Mapping, Sequence
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass
-from typing import Any, Final, Protocol
+from typing import Any, Final
 
 import anyio
 
-from skillshelf.core.allowed_tools import call_allowed
 from skillshelf.core.search import closest_names
 from skillshelf.core.session import SessionState, grade_failure
 from skillshelf.core.slash import SlashCommand, SlashCommandError, expand, parse_commands
-from skillshelf.core.tooldef import ToolDef
 from skillshelf.errors import SkillshelfError, UsageError, clip
-from skillshelf.harness._activations import ActivationLog
 from skillshelf.harness._records import ToolContext, ToolRecord
-from skillshelf.harness._settings import SkillSettings
 from skillshelf.harness._tool_style import canonical_call
-from skillshelf.harness._trace import Trace, span
+from skillshelf.harness._trace import span
+from skillshelf.harness._turns import Fork, Offer, SessionBase
 from skillshelf.models import ToolCall
-from skillshelf.repository import Repository
 from skillshelf.skills.content import render_load
 from skillshelf.skills.skill import Skill
 from skillshelf.tools import (
-    Activation,
     ArgumentProblem,
     ParsedArgs,
-    SkillTools,
     Tool,
     ToolResult,
-    activated_tools,
     failure_signature,
-    inactive_tool_message,
     normalise_tool_name,
     parse_arguments,
     run_tool,
-    tool_set,
 )
 
 __all__ = ["Fork", "Offer", "SkillSession", "fork_result"]
 
 TRACE_MESSAGE_CHARS: Final = 500  # of a failed call's message kept in the trace
 _FORK: Final = "fork"
-
-Fork = Callable[[Skill, str], Awaitable[str]]
-"""Runs a ``context: fork`` skill's task in a sub-agent; returns its final answer."""
-
-
-@dataclass(frozen=True, slots=True)
-class Offer:
-    """What one model request offers: the tool definitions, and the user tools by name."""
-
-    definitions: list[ToolDef]
-    tools: Mapping[str, Tool]
 
 
 @dataclass(slots=True)
@@ -94,156 +74,13 @@ class _Outcome:
         )
 
 
-class Shared(Protocol):
-    """What a session reads from its harness (:class:`~skillshelf.harness.Harness`)."""
-
-    repo: Repository
-    settings: SkillSettings
-    source: str
-
-    def instructions(self) -> str: ...
-
-    def skill_tools(self, conversation: str, **overrides: Any) -> SkillTools: ...
-
-    def catalog_reminder(self) -> str | None: ...
-
-    def relevant(self, tools: SkillTools, message: str) -> str | None: ...
-
-    def skill_definitions(self) -> list[ToolDef]: ...
-
-    def allowed_tools(self, name: str) -> tuple[str, ...]: ...
-
-    def record(self, kind: str, session: str, **fields: Any) -> None: ...
-
-
-class SkillSession:
+class SkillSession(SessionBase):
     """The harness of one conversation (see the module docstring); built by
     :meth:`~skillshelf.harness.Harness.session`.
 
     Attributes:
         tools: The conversation's :class:`SkillTools` (its state: ``tools.state()``).
     """
-
-    def __init__(
-        self,
-        harness: Shared,
-        conversation: str,
-        *,
-        fork: Fork | None = None,
-        tools: SkillTools | None = None,
-    ) -> None:
-        self.harness = harness
-        self.settings = harness.settings
-        self.conversation = conversation
-        # A face may build the SkillTools itself (serve: per viewer, its visibility and the
-        # file locations it is shown), over the conversation's state.
-        self.tools = tools or harness.skill_tools(conversation)
-        self._fork = fork
-        self._declared = False
-        self._activations = ActivationLog(self.tools.store, conversation, harness.settings.agent)
-
-    @property
-    def trace(self) -> Trace | None:
-        return self.settings.trace
-
-    # -- what a request offers -----------------------------------------------------------
-
-    def instructions(self) -> str:
-        return self.harness.instructions()
-
-    def relevant(self, message: str) -> str | None:
-        """The ``<system-reminder>`` of the skills relevant to the user's ``message`` that
-        the catalog could not show in full (see :func:`~skillshelf.harness.relevant_block`);
-        None in a sub-agent (its message is a skill's task), for a slash command, or when the
-        catalog shows every skill in full."""
-        if self.settings.fork_of is not None:
-            return None
-        if parse_commands(message, [s.name for s in self.tools.visible_skills()]):
-            return None  # the user chose the skill
-        return self.harness.relevant(self.tools, message)
-
-    def offer(self, extra: Sequence[ToolDef] = ()) -> Offer:
-        """The definitions this request offers: the skill tools, then the user tools in force
-        (always-offered and activated by a loaded skill), then ``extra``."""
-        offered = self.offered_tools()
-        definitions = self.harness.skill_definitions() + [t.definition() for t in offered]
-        return Offer([*definitions, *extra], {t.name: t for t in offered})
-
-    def offered_tools(self) -> list[Tool]:
-        """The user tools in force: the settings' tools and those a loaded skill activates."""
-        settings = self.settings
-        if not settings.activations:
-            return tool_set(list(settings.tools), [])
-        loaded = list(self.tools.state().loaded)
-        persisted = self._activations.persisted()
-        in_force: list[tuple[Activation, Sequence[Tool]]] = []
-        for index, activation in enumerate(settings.activations):
-            names = list(loaded)
-            if activation.lifetime == "session":
-                names += [n for i, n in persisted if i == index and n not in loaded]
-            for name in names:
-                tools = activated_tools(activation, name, self.harness.allowed_tools(name))
-                if tools:
-                    in_force.append((activation, tools))
-        return tool_set(list(settings.tools), in_force)
-
-    def activation_refusal(
-        self, activation: Activation, name: str, arguments: Mapping[str, Any] | str | None
-    ) -> tuple[str, str] | None:
-        """For a face that runs its own tools: None while a loaded skill activates tool
-        ``name``; else the graded refusal (status, message) naming the skills that would."""
-        loaded = self.tools.state().loaded
-        allowed = self.harness.allowed_tools
-        if any(activated_tools(activation, n, allowed(n)) for n in loaded):
-            return None
-        skills = [
-            s.name
-            for s in self.tools.visible_skills()
-            if s.model_invocable and activated_tools(activation, s.name, s.manifest.allowed_tools)
-        ]
-        count = self.tools.record_failure(failure_signature(name, arguments))
-        return grade_failure(name, count, inactive_tool_message(name, skills))
-
-    def allowed_tools_refusal(self, tool: str, arguments: Mapping[str, Any]) -> str | None:
-        """With ``enforce_allowed_tools``: why a call to ``tool`` is outside the active (last
-        loaded) skill's ``allowed-tools``; None when it is inside, or nothing restricts it."""
-        if not self.settings.enforce_allowed_tools:
-            return None
-        state = self.tools.state()
-        if not state.loaded:
-            return None
-        active = max(state.loaded.values(), key=lambda s: (s.touched, s.name)).name
-        allowed = self.harness.allowed_tools(active)
-        if not allowed or call_allowed(allowed, tool, arguments):
-            return None
-        return (
-            f"Refused: the active skill {active!r} allows only these tools: "
-            f"{' '.join(allowed)}. This call to {tool} is outside them. Use an allowed tool, "
-            "or tell the user what you need to do instead."
-        )
-
-    # -- the turn ------------------------------------------------------------------------
-
-    def begin_turn(self) -> list[ToolRecord]:
-        """A user message starts: ``turn`` and ``once`` loads of the last one end; the first
-        turn loads the settings' declared skills (returns their records)."""
-        self.tools.begin_turn()
-        if self._declared or not self.settings.declared:
-            return []
-        declaring = self.harness.skill_tools(self.conversation, load_mode="session")
-        records = []
-        for result in declaring.declare(self.settings.declared):
-            if result.data:
-                self._on_loaded(str(result.data["skill"]))
-            records.append(
-                ToolRecord("", "skill_load", result.data, result.status, "", 0.0, source="declared")
-            )
-        self._declared = True
-        return records
-
-    def after_request(self) -> None:
-        """A model request was made: ``once`` loads it delivered end."""
-        self.tools.after_request()
 
     # -- slash commands ------------------------------------------------------------------
 
@@ -561,17 +398,6 @@ class SkillSession:
         if notes:
             content += "\n\n(Arguments adjusted: " + " ".join(notes) + ")"
         return _Outcome("ok", content, arguments, None, notes)
-
-    def _on_loaded(self, name: str) -> None:
-        """Remember the session-lifetime activations a load of ``name`` put in force."""
-        keep = [
-            (index, name)
-            for index, activation in enumerate(self.settings.activations)
-            if activation.lifetime == "session"
-            and activated_tools(activation, name, self.harness.allowed_tools(name))
-        ]
-        if keep:
-            self._activations.add(keep)
 
 
 def fork_result(skill: Skill, answer: str) -> str:

@@ -22,7 +22,7 @@ from skillshelf.harness._records import DEFAULT_TOOL_RETRIES, DEFAULT_TOOL_TIMEO
 from skillshelf.harness._tool_style import TOOL_STYLES, ToolStyle
 from skillshelf.skills.skill import Skill
 from skillshelf.stores import SessionStore, check_name
-from skillshelf.tools import Activation, Tool
+from skillshelf.tools import ALL_TOOLS, Activation, Tool
 
 if TYPE_CHECKING:
     from skillshelf.exec.runner import Executor
@@ -74,6 +74,10 @@ class SkillSettings:
             of the best matches for each user message are shown beside it, with their whole
             descriptions (0: none; at most :data:`MAX_RELEVANT_SKILLS`). The system prompt
             stays byte-stable: the block travels with the message.
+        guidance: Replaces the built-in guidance on the skill tools that follows the catalog
+            (None: the tool style's own; the search-first rule still follows a cut catalog).
+        skill_tools: Offer only these skill tools (names from the contract: ``skill_load``,
+            ``skill_search``…; None: all). A call to another is answered as unavailable.
         placement: Where loaded content goes: ``tool_result`` (the system prompt stays
             byte-stable) or ``system``.
         tool_style: How the skill tools are offered: ``skillshelf`` (the contract) or
@@ -108,6 +112,8 @@ class SkillSettings:
     catalog_budget: int | None = DEFAULT_CATALOG_BUDGET
     catalog_placement: CatalogPlacement = "system"
     relevant_skills: int = DEFAULT_RELEVANT_SKILLS
+    guidance: str | None = None
+    skill_tools: tuple[str, ...] | None = None
     placement: Placement = "tool_result"
     tool_style: ToolStyle = "skillshelf"
     tools: Sequence[Tool] = ()
@@ -129,6 +135,8 @@ class SkillSettings:
             value = getattr(self, name)
             if not isinstance(value, tuple):
                 object.__setattr__(self, name, tuple(value))
+        if self.skill_tools is not None:
+            object.__setattr__(self, "skill_tools", check_skill_tools(self.skill_tools))
         for name, allowed in _CHOICES.items():
             _choice(name, getattr(self, name), allowed)
         check_name("agent name", self.agent)
@@ -193,6 +201,8 @@ class SettingsOptions(TypedDict, total=False):
     catalog_budget: int | None
     catalog_placement: CatalogPlacement
     relevant_skills: int
+    guidance: str | None
+    skill_tools: tuple[str, ...] | None
     placement: Placement
     tool_style: ToolStyle
     tools: Sequence[Tool]
@@ -223,6 +233,24 @@ def _choice(name: str, value: object, allowed: tuple[object, ...]) -> None:
         raise UsageError(f"{name} must be one of {shown}, not {value!r}")
 
 
+def check_skill_tools(names: object) -> tuple[str, ...]:
+    """``names`` as a tuple of skill-tool names of the contract.
+
+    Raises:
+        UsageError: Not a sequence of names, or a name that is no skill tool.
+    """
+    if isinstance(names, str) or not isinstance(names, Sequence | frozenset | set):
+        raise UsageError("skill_tools must be a sequence of tool names")
+    chosen = tuple(names)
+    unknown = [n for n in chosen if n not in ALL_TOOLS]
+    if unknown:
+        raise UsageError(
+            f"skill_tools names no skill tool {unknown[0]!r}; the skill tools are "
+            + ", ".join(ALL_TOOLS)
+        )
+    return chosen
+
+
 def tool_options(settings: SkillSettings) -> dict[str, Any]:
     """The options :class:`~skillshelf.tools.SkillTools` takes, from ``settings``."""
     return {
@@ -234,4 +262,5 @@ def tool_options(settings: SkillSettings) -> dict[str, Any]:
         "workspace": settings.workspace,
         "executor": settings.executor,
         "exec_policy": settings.exec_policy,
+        "offered": settings.skill_tools,
     }

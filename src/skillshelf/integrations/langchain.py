@@ -261,19 +261,23 @@ class SkillsMiddleware(HarnessFace, AgentMiddleware[SkillsState, Any, Any]):
         own = request.system_prompt or ""
         # The skills relevant to the latest user message come after the stable text.
         relevant = self._relevant.get(session.conversation)
-        system = "\n\n".join(p for p in (own.strip(), self.system_text(), relevant) if p)
+        system = "\n\n".join(p for p in (own.strip(), session.instructions(), relevant) if p)
         prepared = request.override(
             system_message=SystemMessage(content=system) if system else None,
             messages=_materialized(request.messages, session.tools, self.settings.placement),
-            tools=[*self._skill_tools(), *self._offered(request.tools, session)],
+            tools=[*self._skill_tools(session), *self._offered(request.tools, session)],
         )
         # What an unknown-tool answer lists as available besides the skill tools.
         offered = tuple(_name(t) for t in prepared.tools if _name(t) not in _SKILL_NAMES)
         self._offered_names.put(session.conversation, offered)
         return prepared, session
 
-    def _skill_tools(self) -> list[BaseTool]:
-        return [_SkillTool.of(schema) for schema in to_openai(self.harness.skill_definitions())]
+    def _skill_tools(self, session: SkillSession | None = None) -> list[BaseTool]:
+        """The skill tools as a conversation is offered them (the shared set without one)."""
+        definitions = (
+            self.harness.skill_definitions() if session is None else session.skill_definitions()
+        )
+        return [_SkillTool.of(schema) for schema in to_openai(definitions)]
 
     def _offered(self, registered: Sequence[Any], session: SkillSession) -> list[Any]:
         """The caller's tools minus activated ones not in force; ``only`` activations win."""

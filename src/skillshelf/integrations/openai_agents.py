@@ -32,6 +32,7 @@ import anyio
 from skillshelf.core.tooldef import to_openai
 from skillshelf.errors import MissingExtraError, UsageError
 from skillshelf.harness import (
+    LOAD_TOOL_NAMES,
     Harness,
     HarnessFace,
     Recent,
@@ -186,7 +187,7 @@ class SkillKit(HarnessFace):
         what the run's slash commands loaded, or the skills relevant to its message."""
         conversation = self._conversation(wrapper.context)  # none named: fails here
         invoked = self._invoked.get(conversation) or ()
-        return "\n\n".join([self.system_prompt(), *invoked])
+        return "\n\n".join([self.session(conversation).instructions(), *invoked])
 
     async def _begin_run(self, context: Any) -> None:
         """A run starts: the turn's loads end and its user message's slash commands load
@@ -195,9 +196,10 @@ class SkillKit(HarnessFace):
         session = self.session(conversation)
         message = _last_user_text(getattr(context, "turn_input", None))
         commands = session.commands(message)
-        await anyio.to_thread.run_sync(session.begin_turn)
+        loads = await anyio.to_thread.run_sync(session.begin_turn)
         session.record("turn", commands=[c.skill for c in commands])
-        invoked = []
+        # What the host's options load for this message joins this run's instructions.
+        invoked = [r.content for r in loads if r.source == "turn" and r.content]
         for index, command in enumerate(commands):
             call_id = f"slash_{uuid.uuid4().hex[:12]}_{index}"
             record = await anyio.to_thread.run_sync(session.invoke, command, call_id)
@@ -245,13 +247,14 @@ class SkillKit(HarnessFace):
                 on_invoke_tool=functools.partial(self._invoke, entry["function"]["name"]),
                 # Optional arguments (docs, limit, …) are not all required: not strict.
                 strict_json_schema=False,
-                is_enabled=self._current,
+                is_enabled=functools.partial(self._current, entry["function"]["name"]),
             )
             for entry in to_openai(self.harness.skill_definitions())
         ]
 
-    def _current(self, wrapper: RunContextWrapper[Any], agent: Any) -> bool:
-        """Keep the ``skill`` enums on the visible names (a refresh may change them)."""
+    def _current(self, name: str, wrapper: RunContextWrapper[Any], agent: Any) -> bool:
+        """Keep the ``skill`` enums on the visible names (a refresh may change them); offer
+        tool ``name`` when the conversation's session offers it (a whitelist may not)."""
         names = tuple(s.name for s in self.harness.visible_skills())
         if names != self._names:
             definitions = to_openai(self.harness.skill_definitions())
@@ -259,7 +262,8 @@ class SkillKit(HarnessFace):
             for tool in self._function_tools:
                 tool.params_json_schema = schemas[tool.name]["parameters"]
             self._names = names
-        return True
+        offered = self.session(self._conversation(wrapper.context)).tools.tool_names
+        return ("skill_load" if name in LOAD_TOOL_NAMES else name) in offered
 
     async def _invoke(self, tool: str, context: Any, arguments: str) -> str:
         conversation = self._conversation(context.context)

@@ -213,8 +213,11 @@ class SkillsToolset(HarnessFace, AbstractToolset[Any]):
 
     def instructions(self, ctx: RunContext[Any] | None = None) -> str:
         """The catalog and guidance, for ``Agent(instructions=skills.instructions)`` when the
-        toolset's own instructions are not used; empty when no skill is visible."""
-        return self.harness.instructions()
+        toolset's own instructions are not used; empty when no skill is visible. With a run's
+        context, the conversation's own (its switches and turn options applied)."""
+        if ctx is None:
+            return self.harness.instructions()
+        return self._session(ctx).instructions()
 
     async def get_instructions(self, ctx: RunContext[Any]) -> list[InstructionPart] | None:
         text = self.instructions(ctx)
@@ -238,12 +241,13 @@ class SkillsToolset(HarnessFace, AbstractToolset[Any]):
         # (SlashCommandError, as skillshelf's own agent raises it).
         prompt = _prompt_text(ctx.prompt)
         commands = session.commands(prompt)
-        await anyio.to_thread.run_sync(session.begin_turn)
+        loads = await anyio.to_thread.run_sync(session.begin_turn)
         session.record("run", step=ctx.run_step, run_id=ctx.run_id)
         # The run's own copy counts its model requests (two runs of one toolset never share).
         run = copy.copy(self)
         run._requests = _Requests(session, ctx.run_step)
-        invoked = []
+        # What the host's options load for this message reaches this run's requests.
+        invoked = [r.content for r in loads if r.source == "turn" and r.content]
         for index, command in enumerate(commands):
             record = await anyio.to_thread.run_sync(
                 session.invoke, command, f"slash_{ctx.run_id}_{index}"
@@ -321,7 +325,7 @@ class SkillsToolset(HarnessFace, AbstractToolset[Any]):
 
     async def get_tools(self, ctx: RunContext[Any]) -> dict[str, ToolsetTool[Any]]:
         tools: dict[str, ToolsetTool[Any]] = {}
-        for schema in to_openai(self.harness.skill_definitions()):
+        for schema in to_openai(self._session(ctx).skill_definitions()):
             function = schema["function"]
             definition = ToolDefinition(
                 name=function["name"],

@@ -83,6 +83,8 @@ class SkillTools:
             an agent in this process) or ``"uris"`` (``skill://name/``, for MCP clients, to
             whom a server path means nothing and would disclose the server's layout).
             ``skill_read_file`` accepts either in front of a relative path.
+        offered: The tools to offer, a whitelist of :attr:`tool_names` (None: all); a call
+            to another is answered as unavailable, a recoverable result.
 
     A call that names a skill checks that one skill (a dictionary lookup and one ``visible``
     call), whatever the size of the repository. What covers every visible skill (the names
@@ -108,6 +110,7 @@ class SkillTools:
         executor: Executor | None = None,
         exec_policy: ExecPolicy | None = None,
         locations: Locations = "paths",
+        offered: Collection[str] | None = None,
     ) -> None:
         if max_loaded < 1:
             raise UsageError("max_loaded must be at least 1")
@@ -126,14 +129,17 @@ class SkillTools:
         self.executor = executor
         self.exec_policy = exec_policy
         self.locations: Locations = locations
+        self.offered = None if offered is None else frozenset(offered)
         self._exec_warning: str | None = None
         self._view = SkillView(repo, visible)
         self._record = SessionRecord(self.store, session_id, agent)
 
     @property
     def tool_names(self) -> tuple[str, ...]:
-        """The tools offered: the seven skill tools, plus ``workspace_exec`` when enabled."""
-        return ALL_TOOLS if self.workspace is not None else SKILL_TOOLS
+        """The tools offered: the seven skill tools, plus ``workspace_exec`` when enabled,
+        narrowed to ``offered`` when given (a call to another is answered as unavailable)."""
+        names = ALL_TOOLS if self.workspace is not None else SKILL_TOOLS
+        return names if self.offered is None else tuple(n for n in names if n in self.offered)
 
     # -- visibility and schemas ----------------------------------------------------------
 
@@ -305,6 +311,10 @@ class SkillTools:
         history: Collection[str] | None,
     ) -> tuple[str, dict[str, Any] | None]:
         view = self._view
+        if self.offered is not None and tool not in self.offered:
+            raise ToolRetry(
+                f"{tool!r} is not available here. Available tools: {', '.join(self.tool_names)}."
+            )
         if tool == "skill_search":
             return search(view, args.query, args.limit)
         if tool == "skill_list":
