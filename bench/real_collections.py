@@ -36,7 +36,9 @@ __all__ = [
 COLLECTIONS: Final = Path(__file__).resolve().parents[1] / "tests" / "corpus" / "collections"
 REQUESTS: Final = COLLECTIONS / "requests.yaml"
 _KEYS: Final = ("collection", "request", "expected")
-BODY: Final = "Frontmatter-only copy for tests; the original is named in the collection's SOURCE.md.\n"
+BODY: Final = (
+    "Frontmatter-only copy for tests; the original is named in the collection's SOURCE.md.\n"
+)
 
 
 @dataclass(frozen=True, slots=True)
