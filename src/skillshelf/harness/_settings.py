@@ -41,7 +41,7 @@ __all__ = [
 
 DEFAULT_CATALOG_BUDGET: Final = 12_000  # characters: a few hundred skills with trimmed text
 # Skills shown beside each user message when the catalog cannot show every description.
-DEFAULT_RELEVANT_SKILLS: Final = 5
+DEFAULT_RELEVANT_SKILLS: Final = 10
 MAX_RELEVANT_SKILLS: Final = 20
 CatalogPlacement = Literal["system", "reminder"]
 DeclaredLoad = str | tuple[str, Sequence[str]]
