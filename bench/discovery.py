@@ -151,14 +151,17 @@ def count_skills(root: Path) -> int:
     return sum(1 for _ in root.glob("skill-*/SKILL.md"))
 
 
-def generate_tree(root: Path, n: int, seed: int) -> None:
-    """Write ``n`` synthetic skills under ``root``."""
+def generate_tree(root: Path, n: int, seed: int, *, guides: bool = True) -> None:
+    """Write ``n`` synthetic skills under ``root``; each with a ``references/guide.md`` unless
+    ``guides`` is false (only what the catalog and search read: half the files to write)."""
     rng = random.Random(seed)
     for i in range(n):
-        refs = root / skill_name(i) / "references"
-        refs.mkdir(parents=True, exist_ok=True)
-        (refs.parent / "SKILL.md").write_text(make_skill_md(i, rng), encoding="utf-8")
-        (refs / "guide.md").write_text(make_guide(i, rng), encoding="utf-8")
+        folder = root / skill_name(i)
+        folder.mkdir(parents=True, exist_ok=True)
+        (folder / "SKILL.md").write_text(make_skill_md(i, rng), encoding="utf-8")
+        if guides:
+            (folder / "references").mkdir(exist_ok=True)
+            (folder / "references" / "guide.md").write_text(make_guide(i, rng), encoding="utf-8")
 
 
 def ensure_tree(root: Path, n: int, seed: int) -> bool:
