@@ -28,11 +28,9 @@ Prints figures; ``tests/harness/test_visible_recall.py`` holds the floors.
 from __future__ import annotations
 
 import argparse
-import html
 import json
 import logging
 import os
-import re
 import statistics
 import sys
 import tempfile
@@ -55,6 +53,7 @@ from bench.real_collections import (  # noqa: E402
     read_requests,
 )
 from skillshelf import Agent, Repository, SkillSettings  # noqa: E402
+from skillshelf.core.catalog_view import read_catalog  # noqa: E402
 from skillshelf.core.tooldef import to_openai  # noqa: E402
 from skillshelf.harness import RELEVANT_QUERY_CHARS  # noqa: E402
 from skillshelf.models import ModelRequest  # noqa: E402
@@ -72,8 +71,6 @@ Seen = Literal["catalog", "relevant"]
 Unmeasured = Literal["unmeasured"]
 
 # A skill shown with its description: skills-ref's XML form, or the Markdown form's bullet.
-_XML_DESCRIBED: Final = re.compile(r"<skill>\n<name>\n([^\n]*)\n</name>\n<description>\n")
-_MARKDOWN_DESCRIBED: Final = re.compile(r"^- \*\*(.+?)\*\*: ", re.MULTILINE)
 
 
 # -- what the model receives ---------------------------------------------------------------------
@@ -108,9 +105,10 @@ class FirstRequest:
 
 
 def described_skills(text: str) -> set[str]:
-    """The names ``text`` shows with a description, in either catalog form."""
-    names = {html.unescape(n) for n in _XML_DESCRIBED.findall(text)}
-    return names | set(_MARKDOWN_DESCRIBED.findall(text))
+    """The names ``text`` shows with a description, in either catalog form (read back by
+    :func:`skillshelf.core.catalog_view.read_catalog`, as evals and baseline:search read it)."""
+    entries, _ = read_catalog(text)
+    return {name for name, description in entries if description is not None}
 
 
 def of_request(request: ModelRequest) -> FirstRequest:

@@ -199,7 +199,11 @@ def test_a_skill_counts_as_seen_only_with_its_description() -> None:
         "<skill>\n<name>\nshown\n</name>\n<description>\nDoes it.\n</description>\n</skill>\n"
         "</available_skills>"
     )
-    block = "<system-reminder>\n- **a&amp;b**: no, Markdown is not escaped\n- **md**: yes\n"
+    # As render_catalog writes Markdown: under its heading (other list items are not skills).
+    block = (
+        "<system-reminder>\n## Available skills\n\n- **a&amp;b**: no, Markdown is not "
+        "escaped\n- **md**: yes\n</system-reminder>"
+    )
     first = FirstRequest(system=catalog, reminders=(block,), schemas="[]")
     assert described_skills(catalog) == {"shown"}
     assert (first.seen("shown"), first.seen("md"), first.seen("named")) == (

@@ -136,7 +136,7 @@ class SearchBaselineModel:
     def _first_step(self, request: ModelRequest, view: CatalogView) -> ModelResponse:
         query = view.query or ""
         offered = {tool.name for tool in request.tools}
-        load = next((name for name in _LOAD_TOOLS if name in offered), None)
+        load = _load_tool(offered)
         if load is None:
             return self._blind(
                 "no_load_tool",
@@ -172,8 +172,7 @@ class SearchBaselineModel:
         ]
         view = read_view(request.messages)
         best = _best(view, found, view.query or "") if found else None
-        offered = {tool.name for tool in request.tools}
-        load = next((name for name in _LOAD_TOOLS if name in offered), None)
+        load = _load_tool({tool.name for tool in request.tools})
         if best is not None and best.score >= self.min_score and load is not None:
             return self._call(load, {"skill": best.name})
         return self._no_match(best)
@@ -199,6 +198,11 @@ class SearchBaselineModel:
     def _call(self, tool: str, arguments: dict[str, str]) -> ModelResponse:
         call = ToolCall(f"baseline_{tool.lower()}", tool, json.dumps(arguments))
         return ModelResponse("", (call,), "tool_calls", self.name)
+
+
+def _load_tool(offered: set[str]) -> str | None:
+    """The tool the request offers to load a skill with (``Skill`` in the claude-code style)."""
+    return next((name for name in _LOAD_TOOLS if name in offered), None)
 
 
 def _best(view: CatalogView, found: Sequence[_Entry], query: str) -> SearchHit | None:
