@@ -135,7 +135,9 @@ class Prompt:
             return settings.instructions if settings.instructions.strip() else ""
         if settings.catalog_placement == "reminder" and catalog is None:
             shown = ""
-        cut = fit.cut and catalog is None  # a caller's own catalog is theirs to explain
+        # The search-first rule, when the catalog is the harness's own and search is offered.
+        searchable = settings.skill_tools is None or "skill_search" in settings.skill_tools
+        cut = fit.cut and catalog is None and searchable
         text = guidance_text if guidance_text is not None else settings.guidance
         if text is None:
             text = guidance(settings.tool_style, cut=cut)
