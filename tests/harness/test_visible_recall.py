@@ -70,7 +70,7 @@ def _row(name: str, padded: bool) -> object:
         return pytest.param(name, padded, id=row_id)
     reason = (
         f"issue 29: {measured}/{requests} visible ({measured / requests:.3f}) < {TARGET_RECALL}; "
-        "the misses rank past the block's skills in lexical search (bench/visible_recall.py --misses)"
+        "the misses rank past the block's skills in lexical search (visible_recall.py --misses)"
     )
     return pytest.param(
         name, padded, id=row_id, marks=pytest.mark.xfail(strict=True, reason=reason)
