@@ -47,14 +47,8 @@ AGENT_SETTINGS: Final = (
     "tools",
     "tool_timeout_s",
     "tool_retries",
-    "catalog_format",
-    "catalog_budget",
-    "catalog_placement",
-    "relevant_skills",
-    "guidance",
-    "skill_tools",
+    *CATALOG_SETTINGS,
     "placement",
-    "tool_style",
     "enforce_allowed_tools",
 )
 
